@@ -1,0 +1,5 @@
+import sys
+
+from compozy_mcp.cli.main import main
+
+sys.exit(main())

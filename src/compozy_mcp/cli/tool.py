@@ -1,0 +1,150 @@
+"""``compozy tool invoke | info | list | search``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from compozy_mcp import jsonutil
+from compozy_mcp.cli.client import open_client
+from compozy_mcp.cli.errors import EXIT_OK
+from compozy_mcp.cli.main import Command
+from compozy_mcp.errors import ToolInvalidInput
+
+DESCRIPTION_WIDTH = 72
+
+
+def _read_input(tool_id: str, text: str) -> Any:
+    source = "--input"
+    if text == "-":
+        text, source = sys.stdin.read(), "standard input"
+    elif text.startswith("@"):
+        path = text[1:]
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise _bad_input(tool_id, f"cannot read {path}: {exc.strerror}") from None
+        source = path
+    try:
+        return jsonutil.loads(text)
+    except ValueError as exc:
+        raise _bad_input(tool_id, f"{source} is not valid JSON: {exc}") from None
+
+
+def _bad_input(tool_id: str, detail: str) -> ToolInvalidInput:
+    print(f"compozy: {detail}", file=sys.stderr)
+    return ToolInvalidInput(tool_id, f'tool "{tool_id}" {detail}', reason="input_not_json")
+
+
+def _print_json(value: Any) -> None:
+    print(jsonutil.dumps_pretty(value))
+
+
+def _call(tool_id: str, tool_input: Any, *, session: str | None = None) -> dict[str, Any]:
+    client = open_client()
+    try:
+        return client.invoke(tool_id, tool_input, session=session)
+    finally:
+        client.close()
+
+
+def invoke(args: argparse.Namespace) -> int:
+    tool_input = _read_input(args.tool_id, args.input)
+    envelope = _call(args.tool_id, tool_input, session=args.session)
+    if args.output == "json":
+        _print_json({"result": envelope})
+    else:
+        print(envelope["preview"])
+        print(jsonutil.dumps_pretty(envelope["structured"]))
+    return EXIT_OK
+
+
+def _fields(schema: dict[str, Any]) -> list[str]:
+    required = set(schema.get("required", ()))
+    lines = []
+    for name, field in schema.get("properties", {}).items():
+        kind = field.get("type", "any")
+        kind = " | ".join(kind) if isinstance(kind, list) else kind
+        if "enum" in field:
+            kind = " | ".join(str(v) for v in field["enum"])
+        note = "required" if name in required else "optional"
+        text = f"    {name:<22} {kind:<18} {note}"
+        if field.get("description"):
+            text += f"  {field['description']}"
+        lines.append(text)
+    return lines
+
+
+def info(args: argparse.Namespace) -> int:
+    envelope = _call("compozy__tool_info", {"tool_id": args.tool_id})
+    if args.output == "json":
+        _print_json(envelope["structured"])
+        return EXIT_OK
+    d = envelope["structured"]["tool"]["descriptor"]
+    views = "compact (default) | full" if d["has_result_views"] else "single result"
+    lines = [
+        d["id"],
+        f"  {d['description']}",
+        f"  risk: {d['risk']}    idempotent: {'yes' if d['idempotent'] else 'no'}    "
+        f"toolsets: {', '.join(d['toolsets'])}",
+        f"  result: {views}",
+        "  input:",
+        *_fields(d["input_schema"]),
+        f"  input schema digest:  {d['input_schema_digest']}",
+    ]
+    if "output_views" in d:
+        lines.append(f"  compact schema digest: {d['output_views']['compact']['digest']}")
+        lines.append(f"  full schema digest:    {d['output_views']['full']['digest']}")
+    else:
+        lines.append(f"  output schema digest: {d['output_schema_digest']}")
+    print("\n".join(lines))
+    return EXIT_OK
+
+
+def _table(tools: list[dict[str, Any]], *, score: bool = False) -> None:
+    if not tools:
+        print("no tools")
+        return
+    width = max(len(t["id"]) for t in tools)
+    header = (
+        f"{'TOOL':<{width}}  {'RISK':<11}  VIEWS  " + ("SCORE  " if score else "") + "DESCRIPTION"
+    )
+    print(header)
+    for t in tools:
+        text = t["description"]
+        if len(text) > DESCRIPTION_WIDTH:
+            text = text[: DESCRIPTION_WIDTH - 1] + "…"
+        views = "yes" if t["has_result_views"] else "no"
+        scored = f"{t['score']:<5}  " if score else ""
+        print(f"{t['id']:<{width}}  {t['risk']:<11}  {views:<5}  {scored}{text}")
+
+
+def list_tools(args: argparse.Namespace) -> int:
+    tool_input: dict[str, Any] = {"limit": 500}
+    if args.toolset:
+        tool_input["toolset"] = args.toolset
+    structured = _call("compozy__tool_list", tool_input)["structured"]
+    if args.output == "json":
+        _print_json(structured)
+    else:
+        _table(structured["tools"])
+    return EXIT_OK
+
+
+def search(args: argparse.Namespace) -> int:
+    structured = _call("compozy__tool_search", {"query": args.query, "limit": 50})["structured"]
+    if args.output == "json":
+        _print_json(structured)
+    else:
+        _table(structured["tools"], score=True)
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Command] = {
+    "invoke": invoke,
+    "info": info,
+    "list": list_tools,
+    "search": search,
+}

@@ -1,0 +1,317 @@
+"""The one invocation path. Every surface (CLI, MCP proxy, HTTP API, Loops) calls
+:meth:`Dispatcher.call`; none re-implements a step.
+
+Steps, in order; any failure ends the call before the tool runs (except the last two):
+
+1. resolve the tool (:class:`~compozy_mcp.errors.ToolNotFound`);
+2. authorize the caller: a managed session may call only what its permission policy allows;
+3. check the selector first (spec, Errors rows 1-3), then the rest of the input schema;
+4. ``tool.pre_call`` hooks, which may patch the input (re-checked from step 3) or deny; a
+   patch that changes a pinned view fails with ``result_view_pinned``;
+5. bind the caller's session into a scope field (``scope_mismatch`` if it names another);
+6. run the handler, which returns the full record;
+7. project the selected view;
+8. envelope ``{structured, preview}``, and the budget: a result over it is stored whole as an
+   artifact and replaced by a continuation that ``compozy__tool_artifact_read`` follows;
+9. ``tool.post_call`` (or ``tool.post_error``) hooks.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from compozy_mcp import jsonutil
+from compozy_mcp.artifacts import MAX_PAGE_BYTES, ArtifactRef
+from compozy_mcp.calls import OPERATOR, CallInfo, CallScope
+from compozy_mcp.errors import (
+    CompozyError,
+    ResultViewPinned,
+    ToolBackendFailed,
+    ToolDenied,
+    ToolError,
+)
+from compozy_mcp.hooks import POST_CALL, POST_ERROR, PRE_CALL, ToolHook, ToolReference, event
+from compozy_mcp.native.context import Services, ToolCall
+from compozy_mcp.native.registry import RegisteredTool, Risk, ToolRegistry
+from compozy_mcp.sessions.policy import allows
+from compozy_mcp.views import ResultView, project, select_view
+from compozy_mcp.views.selector import without_selector
+
+log = logging.getLogger(__name__)
+
+ARTIFACT_READ_TOOL = "compozy__tool_artifact_read"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What one successful call returns, before any surface shapes it."""
+
+    tool_id: str
+    structured: dict[str, Any]
+    preview: str
+    #: the view the call selected; ``None`` for single-result tools
+    view: ResultView | None
+    #: ``structured`` serialized once, so that surfaces do not serialize it again
+    structured_json: bytes
+    duration_ms: float
+    truncated: bool = False
+    artifacts: tuple[ArtifactRef, ...] = field(default_factory=tuple)
+
+    def envelope(self) -> dict[str, Any]:
+        """``{"structured", "preview"}``, plus ``truncated`` and ``artifacts`` when truncated."""
+        out: dict[str, Any] = {"structured": self.structured, "preview": self.preview}
+        if self.truncated:
+            out["truncated"] = True
+            out["artifacts"] = [ref.payload() for ref in self.artifacts]
+        return out
+
+
+def continuation(ref: ArtifactRef) -> dict[str, Any]:
+    return {"artifact_uri": ref.uri, "offset": 0, "limit": MAX_PAGE_BYTES}
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        services: Services,
+        *,
+        hooks: Sequence[ToolHook] = (),
+    ) -> None:
+        self.registry = registry
+        self.services = services
+        self._hooks = list(hooks)
+
+    def add_hook(self, hook: ToolHook) -> None:
+        self._hooks.append(hook)
+
+    # --- authorization -------------------------------------------------------------------
+
+    def _authorize(self, tool: RegisteredTool, scope: CallScope) -> None:
+        """A managed session may call only the tools its permission policy allows."""
+        if scope.session_id is None:
+            return
+        policy = self.services.sessions.policy(scope.session_id)
+        if policy is None:
+            raise ToolDenied(
+                tool.id,
+                f'the calling session "{scope.session_id}" does not exist',
+                reason="scope_session_unknown",
+            )
+        if not allows(policy.tools, tool.id):
+            raise ToolDenied(
+                tool.id,
+                f'tool "{tool.id}" is not allowed by the permission policy of session '
+                f'"{scope.session_id}"',
+                reason="permission_denied",
+            )
+
+    # --- input ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _checked_input(tool: RegisteredTool, raw: Any) -> tuple[dict[str, Any], ResultView | None]:
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, dict):
+            raise tool.invalid("input must be a JSON object")
+        view = select_view(
+            tool.id, tool.has_views, raw, input_error_code=tool.definition.input_error_code
+        )
+        tool.check_input(raw)
+        return raw, view
+
+    async def _pre_call(
+        self,
+        tool: RegisteredTool,
+        ref: ToolReference,
+        scope: CallScope,
+        tool_input: dict[str, Any],
+        view: ResultView | None,
+        pinned: ResultView | None,
+    ) -> tuple[dict[str, Any], ResultView | None]:
+        for hook in self._hooks:
+            patch = await hook(event(PRE_CALL, ref, scope.session_id, tool_input=tool_input))
+            if not patch:
+                continue
+            if patch.get("deny"):
+                reason = str(patch.get("deny_reason") or "no reason given")
+                raise ToolDenied(
+                    tool.id,
+                    f'tool "{tool.id}" call denied by a hook: {reason}',
+                    reason="hook_denied",
+                )
+            if "tool_input" in patch:
+                tool_input, view = self._checked_input(tool, patch["tool_input"])
+                if pinned is not None and view is not pinned:
+                    raise ResultViewPinned(tool.id, pinned.value)
+        return tool_input, view
+
+    @staticmethod
+    def _bind_scope(
+        tool: RegisteredTool, scope: CallScope, tool_input: dict[str, Any]
+    ) -> dict[str, Any]:
+        name = tool.definition.scope_session_field
+        if name is None or scope.session_id is None:
+            return tool_input
+        sent = tool_input.get(name)
+        if sent is None:
+            return {**tool_input, name: scope.session_id}
+        if sent != scope.session_id:
+            raise ToolDenied(
+                tool.id,
+                f'tool "{tool.id}" input "{name}" names session "{sent}", but the call is made '
+                f'by session "{scope.session_id}"',
+                reason="scope_mismatch",
+            )
+        return tool_input
+
+    # --- the call --------------------------------------------------------------------------
+
+    async def call(
+        self,
+        tool_id: str,
+        tool_input: Any,
+        *,
+        scope: CallScope = OPERATOR,
+        pin_view: bool = False,
+    ) -> ToolResult:
+        """Run one tool call through every step; raises :class:`ToolError` on failure.
+
+        ``pin_view`` fixes the view to the one the original input selects (Loop nodes).
+        """
+        started = time.perf_counter()
+        tool = self.registry.get(tool_id)
+        self._authorize(tool, scope)
+        checked, view = self._checked_input(tool, tool_input)
+        pinned = view if (pin_view and view is not None) else None
+        ref = ToolReference(
+            tool_call_id=f"call-{secrets.token_hex(6)}",
+            tool_id=tool.id,
+            read_only=tool.risk is Risk.READ,
+            has_result_views=tool.has_views,
+            pinned_result_view=pinned,
+        )
+        if self._hooks:
+            checked, view = await self._pre_call(tool, ref, scope, checked, view, pinned)
+        bound = self._bind_scope(tool, scope, checked)
+        try:
+            record = await tool.definition.handler(
+                ToolCall(CallInfo(tool.id, scope), self.services), without_selector(bound)
+            )
+            result = self._finish(tool, record, view, started)
+        except Exception as exc:
+            error = _as_tool_error(tool.id, exc)
+            if self._hooks:
+                await self._emit(
+                    event(
+                        POST_ERROR,
+                        ref,
+                        scope.session_id,
+                        tool_input=checked,
+                        error=error.payload(redact=False),
+                    )
+                )
+            if error is exc:
+                raise
+            raise error from exc
+        if self._hooks:
+            await self._emit(
+                event(
+                    POST_CALL,
+                    ref,
+                    scope.session_id,
+                    tool_input=checked,
+                    result_view=view.value if view is not None else None,
+                    tool_result=result.envelope(),
+                )
+            )
+        return result
+
+    async def _emit(self, payload: dict[str, Any]) -> None:
+        for hook in self._hooks:
+            try:
+                await hook(payload)
+            except Exception:  # an observer must not turn a finished call into a failure
+                log.exception("hook failed on %s", payload["event"])
+
+    def _finish(
+        self, tool: RegisteredTool, record: dict[str, Any], view: ResultView | None, started: float
+    ) -> ToolResult:
+        defn = tool.definition
+        structured = (
+            project(record, tool.views.mask)
+            if tool.views is not None and view is ResultView.COMPACT
+            else record
+        )
+        data = jsonutil.dumps(structured)
+        budget = defn.max_result_bytes or self.services.settings.max_result_bytes
+        if defn.budget_exempt or len(data) <= budget:
+            return ToolResult(
+                tool_id=tool.id,
+                structured=structured,
+                preview=defn.preview(structured),
+                view=view,
+                structured_json=data,
+                duration_ms=(time.perf_counter() - started) * 1000,
+            )
+        return self._truncated(tool, view, data, budget, started)
+
+    def _truncated(
+        self,
+        tool: RegisteredTool,
+        view: ResultView | None,
+        data: bytes,
+        budget: int,
+        started: float,
+    ) -> ToolResult:
+        ref = self.services.artifacts.put(
+            tool.id,
+            data,
+            mime_type="application/json",
+            meta={"tool_id": tool.id, "result_view": view.value if view else None},
+        )
+        read_input = continuation(ref)
+        structured: dict[str, Any] = {
+            "truncated": True,
+            "bytes": len(data),
+            "budget_bytes": budget,
+            "artifacts": [ref.payload()],
+            "read_tool": ARTIFACT_READ_TOOL,
+            "read_input": read_input,
+        }
+        if view is not None:
+            structured["result_view"] = view.value
+        preview = (
+            f"result truncated: {len(data)} bytes exceed the {budget}-byte budget. The whole "
+            f"result is stored as {ref.uri}; read it with {ARTIFACT_READ_TOOL} "
+            f"{jsonutil.dumps_text(read_input)}, then with each page's next_offset until eof "
+            "is true, and join the pages."
+        )
+        return ToolResult(
+            tool_id=tool.id,
+            structured=structured,
+            preview=preview,
+            view=view,
+            structured_json=jsonutil.dumps(structured),
+            duration_ms=(time.perf_counter() - started) * 1000,
+            truncated=True,
+            artifacts=(ref,),
+        )
+
+
+def _as_tool_error(tool_id: str, exc: Exception) -> ToolError:
+    if isinstance(exc, ToolError):
+        return exc
+    if isinstance(exc, CompozyError):
+        return ToolBackendFailed(
+            tool_id, f'tool "{tool_id}" failed: {exc.message}', reason=exc.reason
+        )
+    log.exception("tool %s failed", tool_id)
+    return ToolBackendFailed(
+        tool_id, f'tool "{tool_id}" failed unexpectedly: {type(exc).__name__}: {exc}'
+    )

@@ -1,0 +1,1 @@
+"""Contracts: tool descriptors, digests, the catalog and its search."""

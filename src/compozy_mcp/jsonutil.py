@@ -1,0 +1,140 @@
+"""JSON encoding: fast wire JSON (orjson) and the canonical form that digests are taken over."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any
+
+import orjson
+
+JSONObject = dict[str, Any]
+
+# Go's encoder (which upstream digests are computed with) escapes these two even with
+# SetEscapeHTML(false); orjson writes them raw. They can only occur inside strings.
+_GO_ESCAPES = ((b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"))
+
+
+def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON, keys in insertion order."""
+    return orjson.dumps(value)
+
+
+def dumps_text(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def dumps_pretty(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+
+
+def loads(data: bytes | str) -> Any:
+    """Parse JSON; raises ``orjson.JSONDecodeError`` (a ``ValueError``) on bad input."""
+    return orjson.loads(data)
+
+
+def _go_float(value: float) -> str:
+    """Format a float as Go's ``strconv.FormatFloat(f, 'g', -1, 64)``, ``e+`` turned into ``e``."""
+    if value == 0:
+        return "0"
+    digits, exp = _shortest_digits(value)
+    point = exp + len(digits)  # position of the decimal point relative to the digits
+    sci_exp = point - 1
+    sign = "-" if value < 0 else ""
+    # Go picks %e for the shortest form when the exponent is < -4 or >= 6.
+    if sci_exp < -4 or sci_exp >= 6:
+        return sign + _go_exponent(digits, sci_exp)
+    if point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return sign + digits + "0" * (point - len(digits))
+    return f"{sign}{digits[:point]}.{digits[point:]}"
+
+
+def _go_exponent(digits: str, sci_exp: int) -> str:
+    mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    exp_sign = "-" if sci_exp < 0 else ""
+    return f"{mantissa}e{exp_sign}{abs(sci_exp):02d}"
+
+
+def _shortest_digits(value: float) -> tuple[str, int]:
+    """Shortest round-tripping decimal digits of ``|value|`` and their power-of-ten exponent."""
+    text = repr(abs(value))
+    mantissa, _, exp_text = text.partition("e")
+    exp = int(exp_text) if exp_text else 0
+    whole, _, frac = mantissa.partition(".")
+    frac = frac.rstrip("0") if frac != "0" else ""
+    digits = (whole + frac).lstrip("0") or "0"
+    exp -= len(frac)
+    stripped = digits.rstrip("0")
+    exp += len(digits) - len(stripped)
+    return stripped or "0", exp
+
+
+def _normalize_numbers(value: Any) -> Any:
+    """Replace floats by markers so that canonical JSON prints them the way upstream does."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("canonical JSON has no representation for NaN or infinity")
+        return _RawNumber(_go_float(value))
+    if isinstance(value, dict):
+        return {key: _normalize_numbers(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_normalize_numbers(item) for item in value]
+    return value
+
+
+class _RawNumber(str):
+    """A pre-formatted number, emitted without quotes by :func:`canonical_json`."""
+
+    __slots__ = ()
+
+
+def _contains_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, dict):
+        return any(_contains_float(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(_contains_float(item) for item in value)
+    return False
+
+
+def canonical_json(value: Any) -> bytes:
+    """Canonical JSON: keys sorted, no whitespace, UTF-8 unescaped (upstream's ``CanonicalJSON``).
+
+    Integers are printed verbatim; other numbers as Go's shortest ``%g`` form with ``e+``
+    turned into ``e``, and ``-0`` as ``0``.
+    """
+    if not _contains_float(value):
+        out = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    else:
+        out = _encode_with_raw_numbers(_normalize_numbers(value))
+    for raw, escaped in _GO_ESCAPES:
+        if raw in out:
+            out = out.replace(raw, escaped)
+    return out
+
+
+def _encode_with_raw_numbers(value: Any) -> bytes:
+    if isinstance(value, _RawNumber):
+        return str(value).encode()
+    if isinstance(value, dict):
+        parts = [
+            orjson.dumps(key) + b":" + _encode_with_raw_numbers(value[key]) for key in sorted(value)
+        ]
+        return b"{" + b",".join(parts) + b"}"
+    if isinstance(value, list):
+        return b"[" + b",".join(_encode_with_raw_numbers(item) for item in value) + b"]"
+    return orjson.dumps(value)
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def schema_digest(schema: JSONObject) -> str:
+    """Lowercase hex sha256 of the canonical JSON of a schema object."""
+    if not isinstance(schema, dict):
+        raise TypeError("a schema digest is taken over a JSON object")
+    return sha256_hex(canonical_json(schema))

@@ -1,0 +1,25 @@
+"""Native tools: definitions, handlers and the registry that checks them."""
+
+from __future__ import annotations
+
+from compozy_mcp.native.registry import Risk, ToolDefinition, ToolRegistry
+
+
+def native_tools() -> list[ToolDefinition]:
+    """Every native tool, in catalog order."""
+    from compozy_mcp.native.artifacts import artifact_tools
+    from compozy_mcp.native.catalog import catalog_tools
+    from compozy_mcp.native.sessions import session_tools
+
+    return [*session_tools(), *catalog_tools(), *artifact_tools()]
+
+
+def build_registry(extra: list[ToolDefinition] | None = None) -> ToolRegistry:
+    """A registry of the native tools (and ``extra`` ones); raises on any invalid tool."""
+    registry = ToolRegistry()
+    for definition in [*native_tools(), *(extra or [])]:
+        registry.add(definition)
+    return registry
+
+
+__all__ = ["Risk", "ToolDefinition", "ToolRegistry", "build_registry", "native_tools"]

@@ -1,0 +1,220 @@
+"""Native tool definitions and the registry that checks them.
+
+A :class:`ToolDefinition` is what a tool author writes: id, description, input schema, full
+output schema, an optional :class:`~compozy_mcp.views.ViewSpec`, risk class and handler. A
+handler returns the *full* record and knows nothing of views or transports.
+
+Registration turns a definition into a :class:`RegisteredTool`, deriving everything a surface
+publishes (input schema with the selector, compact contract, digests) and refusing a tool that
+breaks the rules, so a bad tool fails when the registry is built, never at call time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from compozy_mcp.errors import ToolInvalidInput, ToolNotFound, ToolRegistrationError
+from compozy_mcp.jsonutil import schema_digest
+from compozy_mcp.validation import compile_validator, input_error
+from compozy_mcp.views import SELECTOR_FIELD, CompiledViews, ViewSpec, compile_views
+from compozy_mcp.views.selector import SELECTOR_SCHEMA
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
+    from compozy_mcp.native.context import ToolCall
+
+TOOL_ID = re.compile(r"^[a-z][a-z0-9]*__[a-z][a-z0-9_]*$")
+VIEWS_SENTENCE = 'Returns the compact result; pass result_view "full" for the complete record.'
+INPUT_ERROR_CODES = ("tool_invalid_input", "invalid_request")
+
+Handler = Callable[["ToolCall", dict[str, Any]], Awaitable[dict[str, Any]]]
+Preview = Callable[[dict[str, Any]], str]
+
+
+class Risk(StrEnum):
+    READ = "read"
+    MUTATING = "mutating"
+    DESTRUCTIVE = "destructive"
+    OPEN_WORLD = "open_world"
+
+
+def _default_preview(record: dict[str, Any]) -> str:
+    return ", ".join(sorted(record))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    id: str
+    #: what the tool does; tools with views get the view sentence appended
+    description: str
+    input_schema: Mapping[str, Any]
+    #: the schema of the complete record the handler returns
+    output_schema: Mapping[str, Any]
+    handler: Handler
+    risk: Risk
+    toolsets: tuple[str, ...]
+    views: ViewSpec | None = None
+    preview: Preview = _default_preview
+    idempotent: bool = False
+    #: a per-tool result budget; ``None`` uses the configured default
+    max_result_bytes: int | None = None
+    #: results are never moved to an artifact (the artifact reader itself)
+    budget_exempt: bool = False
+    #: tools that report input errors as ``invalid_request`` keep that code (spec, Errors)
+    input_error_code: str = "tool_invalid_input"
+    #: an input field that names the calling session: filled from the caller's scope when
+    #: absent, and refused when it names another session
+    scope_session_field: str | None = None
+
+
+@dataclass(slots=True)
+class RegisteredTool:
+    """A checked tool, with everything its surfaces publish."""
+
+    definition: ToolDefinition
+    description: str
+    input_schema: dict[str, Any]
+    input_schema_digest: str
+    #: the compact contract for tools with views, otherwise the single result's
+    output_schema: Mapping[str, Any]
+    output_schema_digest: str
+    views: CompiledViews | None
+    _validator: Validator | None = field(default=None, repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.definition.id
+
+    @property
+    def has_views(self) -> bool:
+        return self.views is not None
+
+    @property
+    def risk(self) -> Risk:
+        return self.definition.risk
+
+    def validator(self) -> Validator:
+        """The compiled input validator (compiled on first use, then cached)."""
+        if self._validator is None:
+            self._validator = compile_validator(self.input_schema)
+        return self._validator
+
+    def check_input(self, tool_input: Mapping[str, Any]) -> None:
+        """Raise :class:`ToolInvalidInput` naming the field, if the input breaks the schema."""
+        validator = self.validator()
+        if not validator.is_valid(tool_input):
+            raise input_error(
+                self.id, validator.iter_errors(tool_input), code=self.definition.input_error_code
+            )
+
+    def invalid(self, message: str, *, field: str | None = None) -> ToolInvalidInput:
+        code = self.definition.input_error_code
+        if field is None:
+            return ToolInvalidInput(self.id, f'tool "{self.id}" {message}', code=code)
+        return ToolInvalidInput.for_field(self.id, field, message, code=code)
+
+
+def _published_input_schema(defn: ToolDefinition) -> dict[str, Any]:
+    schema = dict(defn.input_schema)
+    if schema.get("type") != "object":
+        raise ToolRegistrationError(
+            defn.id,
+            'the input schema must have "type": "object" at its root',
+            reason="schema_invalid",
+        )
+    properties = dict(schema.get("properties", {}))
+    if SELECTOR_FIELD in properties:
+        raise ToolRegistrationError(
+            defn.id,
+            f'the input schema declares "{SELECTOR_FIELD}" itself; the registry adds it to '
+            "tools with views and no native tool may use the name otherwise",
+            reason="selector_reserved",
+        )
+    if defn.views is not None:
+        properties[SELECTOR_FIELD] = SELECTOR_SCHEMA
+    schema["properties"] = properties
+    return schema
+
+
+def register(defn: ToolDefinition) -> RegisteredTool:
+    """Check one definition and derive its published contracts."""
+    if not TOOL_ID.match(defn.id):
+        raise ToolRegistrationError(
+            defn.id, "a tool id is <namespace>__<name> in lowercase", reason="tool_id_invalid"
+        )
+    if defn.input_error_code not in INPUT_ERROR_CODES:
+        raise ToolRegistrationError(
+            defn.id,
+            f"unknown input error code {defn.input_error_code!r}",
+            reason="registration_invalid",
+        )
+    if not defn.toolsets:
+        raise ToolRegistrationError(defn.id, "a tool belongs to at least one toolset")
+    if defn.output_schema.get("type") != "object":
+        raise ToolRegistrationError(
+            defn.id,
+            'the output schema must have "type": "object" at its root',
+            reason="schema_invalid",
+        )
+    input_schema = _published_input_schema(defn)
+    if defn.scope_session_field and defn.scope_session_field not in input_schema["properties"]:
+        raise ToolRegistrationError(
+            defn.id,
+            f'scope field "{defn.scope_session_field}" is not an input',
+            reason="registration_invalid",
+        )
+    views = compile_views(defn.id, defn.views, defn.output_schema) if defn.views else None
+    if views is not None:
+        description = f"{defn.description.rstrip()} {VIEWS_SENTENCE}"
+        output_schema, output_digest = views.compact.schema, views.compact.digest
+    else:
+        description = defn.description
+        output_schema, output_digest = defn.output_schema, schema_digest(dict(defn.output_schema))
+    return RegisteredTool(
+        definition=defn,
+        description=description,
+        input_schema=input_schema,
+        input_schema_digest=schema_digest(input_schema),
+        output_schema=output_schema,
+        output_schema_digest=output_digest,
+        views=views,
+    )
+
+
+class ToolRegistry:
+    """Registered tools in a stable order (the order they were registered in)."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, RegisteredTool] = {}
+
+    def add(self, defn: ToolDefinition) -> RegisteredTool:
+        if defn.id in self._tools:
+            raise ToolRegistrationError(
+                defn.id, "a tool with this id is already registered", reason="tool_id_duplicate"
+            )
+        tool = register(defn)
+        self._tools[defn.id] = tool
+        return tool
+
+    def get(self, tool_id: str) -> RegisteredTool:
+        tool = self._tools.get(tool_id)
+        if tool is None:
+            raise ToolNotFound(tool_id)
+        return tool
+
+    def find(self, tool_id: str) -> RegisteredTool | None:
+        return self._tools.get(tool_id)
+
+    def __iter__(self) -> Iterator[RegisteredTool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, tool_id: object) -> bool:
+        return tool_id in self._tools

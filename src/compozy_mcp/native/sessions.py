@@ -1,0 +1,491 @@
+"""The session tools: ``compozy__session_*``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compozy_mcp.native.context import ToolCall
+from compozy_mcp.native.registry import Risk, ToolDefinition
+from compozy_mcp.native.schemas import (
+    BOOLEAN,
+    COUNT,
+    SESSION_ID,
+    SESSION_RECORD,
+    SESSION_RESULT,
+    STRING,
+    TIMESTAMP,
+    array,
+    described,
+    enum,
+    obj,
+    strings,
+    tool_input,
+)
+from compozy_mcp.sessions.model import Selection
+from compozy_mcp.sessions.service import Fences, request_digest
+from compozy_mcp.validation import NOT_BLANK
+from compozy_mcp.views import KEEP, Each, Fields, ViewSpec
+
+SESSIONS = ("compozy__sessions",)
+
+#: What compact keeps of a session (spec, "What compact keeps" and "Session record tools").
+SESSION_COMPACT = Fields.of(
+    "id",
+    "name",
+    "agent_name",
+    "profile_id",
+    "type",
+    "workspace_id",
+    "worktree_id",
+    "branch",
+    "state",
+    "badge",
+    "board_column",
+    "attention",
+    "attention_dismissible",
+    "waiting_on",
+    "transcript_epoch",
+    "pending_interactions",
+    "stop_reason",
+    "stop_detail",
+    "stop_cause",
+    "failure",
+    "permission_mode_degraded",
+    "pull_request",
+    "queue",
+    "children",
+    "subagent_summary",
+    "later",
+    "archived_at",
+    "created_at",
+    "updated_at",
+    runtime=Fields.of(
+        "status",
+        "failure",
+        "generation",
+        "selection_revision",
+        effective=Fields.of("provider", "model", "reasoning_effort"),
+    ),
+    lineage=Fields.of(
+        "kind", "parent_session_id", "root_session_id", "ttl_expires_at", "spawn_budget"
+    ),
+)
+
+#: Fields that follow-up calls take as input; compact must keep them.
+SESSION_FOLLOW_UP = (
+    "session.id",
+    "session.transcript_epoch",
+    "session.runtime.generation",
+    "session.runtime.selection_revision",
+)
+SESSION_VIEWS = ViewSpec(Fields({"session": SESSION_COMPACT}), follow_up=SESSION_FOLLOW_UP)
+
+FENCE_DOC = "The session's {} as last read; pass 0 when the record omits it."
+TRANSCRIPT_EPOCH = described(COUNT, FENCE_DOC.format("transcript_epoch"))
+GENERATION = described(COUNT, FENCE_DOC.format("runtime.generation"))
+SELECTION_REVISION = described(COUNT, FENCE_DOC.format("runtime.selection_revision"))
+AGENT_NAME = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"}
+NAME = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NOT_BLANK}
+PROMPT = {"type": "string", "minLength": 1, "maxLength": 100_000}
+SELECTION_INPUT = {
+    "provider": described(STRING, "Runtime provider: claude, codex or gemini."),
+    "model": STRING,
+    "reasoning_effort": STRING,
+}
+NEEDS_PROVIDER = {"dependentRequired": {"model": ["provider"], "reasoning_effort": ["provider"]}}
+
+
+def _session_preview(result: dict[str, Any]) -> str:
+    session = result["session"]
+    return f"{session['id']} {session['state']} ({session['badge']})"
+
+
+def _fences(args: dict[str, Any], *names: str) -> Fences:
+    return {name: int(args[name]) for name in names}
+
+
+def _session_tool(
+    name: str,
+    description: str,
+    handler: Any,
+    input_schema: dict[str, Any],
+    *,
+    risk: Risk = Risk.MUTATING,
+    idempotent: bool = False,
+) -> ToolDefinition:
+    return ToolDefinition(
+        id=f"compozy__session_{name}",
+        description=description,
+        input_schema=input_schema,
+        output_schema=SESSION_RESULT,
+        handler=handler,
+        risk=risk,
+        toolsets=SESSIONS,
+        views=SESSION_VIEWS,
+        preview=_session_preview,
+        idempotent=idempotent,
+    )
+
+
+ONLY_SESSION_ID = tool_input({"session_id": SESSION_ID})
+
+
+async def _status(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    return {"session": call.services.sessions.status(call.info, args["session_id"])}
+
+
+async def _create(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    record = call.services.sessions.create(
+        call.info,
+        agent_name=args["agent_name"],
+        session_id=args.get("session_id"),
+        name=args.get("name"),
+        workspace_id=args.get("workspace_id"),
+        profile_id=args.get("profile_id"),
+        session_type=args.get("type", "user"),
+        branch=args.get("branch"),
+        provider=args.get("provider"),
+        model=args.get("model"),
+        reasoning_effort=args.get("reasoning_effort"),
+    )
+    return {"session": record}
+
+
+async def _archive(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    return {"session": call.services.sessions.archive(call.info, args["session_id"])}
+
+
+async def _unarchive(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    return {"session": call.services.sessions.unarchive(call.info, args["session_id"])}
+
+
+async def _rename(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    name = args["name"].strip()
+    return {"session": call.services.sessions.rename(call.info, args["session_id"], name)}
+
+
+async def _stop(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "session": call.services.sessions.stop(call.info, args["session_id"], args.get("reason"))
+    }
+
+
+async def _runtime_set(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    selection = Selection(
+        provider=args["provider"],
+        model=args.get("model"),
+        reasoning_effort=args.get("reasoning_effort"),
+    )
+    fences = _fences(args, "selection_revision", "generation")
+    return {
+        "session": call.services.sessions.runtime_set(
+            call.info, args["session_id"], selection, fences
+        )
+    }
+
+
+async def _runtime_clear(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    return {"session": call.services.sessions.runtime_clear(call.info, args["session_id"])}
+
+
+async def _rewind(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    fences = _fences(args, "transcript_epoch", "generation")
+    record = call.services.sessions.rewind(
+        call.info, args["session_id"], args.get("to_turn", 0), fences
+    )
+    return {"session": record}
+
+
+async def _continue(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    fences = _fences(args, "transcript_epoch", "generation")
+    record = call.services.sessions.continue_(
+        call.info, args["session_id"], args.get("prompt"), fences
+    )
+    return {"session": record}
+
+
+async def _fork(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    record = call.services.sessions.fork(
+        call.info,
+        args["session_id"],
+        fences=_fences(args, "transcript_epoch"),
+        at_turn=args.get("at_turn"),
+        name=args.get("name"),
+    )
+    return {"session": record}
+
+
+SESSION_PAGE = obj({"sessions": array(SESSION_RECORD)}, {"next_cursor": STRING})
+SESSION_LIST_VIEWS = ViewSpec(
+    Fields({"sessions": Each(SESSION_COMPACT), "next_cursor": KEEP}),
+    follow_up=("sessions[].id", "next_cursor"),
+)
+
+
+async def _list(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    page = call.services.sessions.list_sessions(
+        call.info,
+        workspace_id=args.get("workspace_id"),
+        state=args.get("state"),
+        archived=args.get("archived", False),
+        parent_session_id=args.get("parent_session_id"),
+        agent_name=args.get("agent_name"),
+        limit=args.get("limit", 50),
+        cursor=args.get("cursor"),
+    )
+    out: dict[str, Any] = {"sessions": page.records}
+    if page.next_cursor is not None:
+        out["next_cursor"] = page.next_cursor
+    return out
+
+
+def _list_preview(result: dict[str, Any]) -> str:
+    count = len(result["sessions"])
+    more = "; more with next_cursor" if "next_cursor" in result else ""
+    return f"{count} session{'s' if count != 1 else ''}{more}"
+
+
+SPAWN_PERMISSION_INPUT = {
+    kind: strings(
+        uniqueItems=True, description=f"Narrow the child's {kind}; default: the parent's."
+    )
+    for kind in ("tools", "skills", "mcp_servers", "workspace_paths")
+}
+SPAWN_RESULT = obj(
+    {
+        "session_id": STRING,
+        "spawn_role": STRING,
+        "spawn_depth": {"type": "integer", "minimum": 1},
+        "ttl_expires_at": TIMESTAMP,
+        "permissions": obj(
+            {
+                "tools": strings(),
+                "skills": strings(),
+                "mcp_servers": strings(),
+                "workspace_paths": strings(),
+            }
+        ),
+    },
+    {
+        "prompt": obj(
+            {
+                "prompt_id": STRING,
+                "turn": {"type": "integer", "minimum": 1},
+                "status": enum("queued"),
+            }
+        ),
+        "worktree": obj({"worktree_id": STRING, "branch": STRING}),
+    },
+)
+SPAWN_VIEWS = ViewSpec(
+    Fields.of("session_id", "spawn_role", "spawn_depth", "ttl_expires_at", "prompt", "worktree"),
+    follow_up=("session_id",),
+)
+
+
+async def _spawn(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    return call.services.sessions.spawn(
+        call.info,
+        parent_session_id=args.get("parent_session_id"),
+        agent_name=args["agent_name"],
+        ttl_seconds=args["ttl_seconds"],
+        name=args.get("name"),
+        spawn_role=args.get("spawn_role", "worker"),
+        provider=args.get("provider"),
+        model=args.get("model"),
+        reasoning_effort=args.get("reasoning_effort"),
+        prompt=args.get("prompt"),
+        worktree=args.get("worktree", False),
+        branch=args.get("branch"),
+        tools=args.get("tools"),
+        skills=args.get("skills"),
+        mcp_servers=args.get("mcp_servers"),
+        workspace_paths=args.get("workspace_paths"),
+        auto_stop_on_parent=args.get("auto_stop_on_parent", True),
+        notify_creator=args.get("notify_creator", False),
+        idempotency_key=args.get("idempotency_key"),
+        request_digest=request_digest({k: v for k, v in args.items() if k != "idempotency_key"}),
+    )
+
+
+def session_tools() -> list[ToolDefinition]:
+    return [
+        _session_tool(
+            "create",
+            "Create a session for an agent, in the default workspace and profile unless given. "
+            "provider/model/reasoning_effort record a runtime selection; runtime_set or "
+            "continue binds it.",
+            _create,
+            tool_input(
+                {"agent_name": AGENT_NAME},
+                {
+                    "session_id": {
+                        "type": "string",
+                        "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{2,63}$",
+                        "description": "Id for the new session; generated when omitted.",
+                    },
+                    "name": NAME,
+                    "workspace_id": STRING,
+                    "profile_id": STRING,
+                    "type": enum("user", "automation"),
+                    "branch": STRING,
+                    **SELECTION_INPUT,
+                },
+                **NEEDS_PROVIDER,
+            ),
+        ),
+        _session_tool(
+            "status", "Read one session.", _status, ONLY_SESSION_ID, risk=Risk.READ, idempotent=True
+        ),
+        ToolDefinition(
+            id="compozy__session_list",
+            description="List sessions, newest first. Archived sessions are listed only with "
+            "archived: true. Pass next_cursor back as cursor for the next page.",
+            input_schema=tool_input(
+                optional={
+                    "workspace_id": STRING,
+                    "state": enum("starting", "active", "stopping", "stopped"),
+                    "archived": BOOLEAN,
+                    "parent_session_id": STRING,
+                    "agent_name": STRING,
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 200},
+                    "cursor": STRING,
+                }
+            ),
+            output_schema=SESSION_PAGE,
+            handler=_list,
+            risk=Risk.READ,
+            toolsets=SESSIONS,
+            views=SESSION_LIST_VIEWS,
+            preview=_list_preview,
+            idempotent=True,
+        ),
+        _session_tool(
+            "archive",
+            "Archive a session (it stays readable; list it with archived: true).",
+            _archive,
+            ONLY_SESSION_ID,
+            idempotent=True,
+        ),
+        _session_tool(
+            "unarchive",
+            "Return an archived session to the board.",
+            _unarchive,
+            ONLY_SESSION_ID,
+            idempotent=True,
+        ),
+        _session_tool(
+            "rename",
+            "Rename a session.",
+            _rename,
+            tool_input({"session_id": SESSION_ID, "name": NAME}),
+            idempotent=True,
+        ),
+        _session_tool(
+            "stop",
+            "Stop a session: unbind its runtime and cancel pending interactions. Children "
+            "spawned with auto_stop_on_parent stop too.",
+            _stop,
+            tool_input(
+                {"session_id": SESSION_ID}, {"reason": described(NAME, "Recorded as stop_detail.")}
+            ),
+            risk=Risk.DESTRUCTIVE,
+            idempotent=True,
+        ),
+        ToolDefinition(
+            id="compozy__session_spawn",
+            description="Spawn a child session of the calling session (or parent_session_id), "
+            "within the parent's spawn budget, depth and TTL; the child's permissions never "
+            "exceed the parent's.",
+            input_schema=tool_input(
+                {
+                    "agent_name": AGENT_NAME,
+                    "ttl_seconds": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "Time to live, within the parent's budget.",
+                    },
+                },
+                {
+                    "parent_session_id": STRING,
+                    "name": NAME,
+                    "spawn_role": {"type": "string", "minLength": 1, "maxLength": 64},
+                    **SELECTION_INPUT,
+                    "prompt": described(PROMPT, "First prompt, queued for the child."),
+                    "worktree": described(BOOLEAN, "Create a worktree (on branch) for the child."),
+                    "branch": STRING,
+                    **SPAWN_PERMISSION_INPUT,
+                    "auto_stop_on_parent": BOOLEAN,
+                    "notify_creator": BOOLEAN,
+                    "idempotency_key": {"type": "string", "minLength": 1, "maxLength": 200},
+                },
+                **NEEDS_PROVIDER,
+            ),
+            output_schema=SPAWN_RESULT,
+            handler=_spawn,
+            risk=Risk.MUTATING,
+            toolsets=SESSIONS,
+            views=SPAWN_VIEWS,
+            preview=lambda r: f"{r['session_id']} spawned at depth {r['spawn_depth']}",
+            scope_session_field="parent_session_id",
+        ),
+        _session_tool(
+            "fork",
+            "Fork a session into a new one with a copy of its transcript (up to at_turn).",
+            _fork,
+            tool_input(
+                {"session_id": SESSION_ID, "transcript_epoch": TRANSCRIPT_EPOCH},
+                {"at_turn": COUNT, "name": NAME},
+            ),
+        ),
+        _session_tool(
+            "rewind",
+            "Rewind a session's transcript to to_turn (default 0: clear it). Increments "
+            "transcript_epoch; a bound runtime is replaced.",
+            _rewind,
+            tool_input(
+                {
+                    "session_id": SESSION_ID,
+                    "transcript_epoch": TRANSCRIPT_EPOCH,
+                    "generation": GENERATION,
+                },
+                {"to_turn": COUNT},
+            ),
+            risk=Risk.DESTRUCTIVE,
+        ),
+        _session_tool(
+            "continue",
+            "Continue a session: resume it if stopped, bind its selected runtime, and send an "
+            "optional prompt.",
+            _continue,
+            tool_input(
+                {
+                    "session_id": SESSION_ID,
+                    "transcript_epoch": TRANSCRIPT_EPOCH,
+                    "generation": GENERATION,
+                },
+                {"prompt": PROMPT},
+            ),
+        ),
+        _session_tool(
+            "runtime_set",
+            "Select and bind a session's runtime (provider, model, reasoning effort).",
+            _runtime_set,
+            tool_input(
+                {
+                    "session_id": SESSION_ID,
+                    "provider": SELECTION_INPUT["provider"],
+                    "selection_revision": SELECTION_REVISION,
+                    "generation": GENERATION,
+                },
+                {"model": STRING, "reasoning_effort": STRING},
+            ),
+        ),
+        _session_tool(
+            "runtime_clear",
+            "Clear a session's runtime selection and unbind its runtime.",
+            _runtime_clear,
+            ONLY_SESSION_ID,
+            idempotent=True,
+        ),
+    ]

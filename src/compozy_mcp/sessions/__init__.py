@@ -1,0 +1,1 @@
+"""The session domain: stored state, the complete record, operations, runtime binding."""

@@ -1,0 +1,176 @@
+"""The store interface: every engine implements these two views of one database.
+
+A :class:`StoreReader` sees a consistent snapshot; a :class:`StoreWriter` is one transaction
+that commits when its block ends and rolls back on any exception, so a failed call changes
+nothing. Session rows are compared-and-swapped on ``version``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceRow:
+    id: str
+    name: str
+    path: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileRow:
+    id: str
+    name: str
+    color: str | None
+    icon: str | None
+    created_at: str
+
+
+@dataclass(slots=True)
+class SessionRow:
+    """One session: indexed columns plus the complete state document."""
+
+    id: str
+    workspace_id: str
+    profile_id: str
+    parent_session_id: str | None
+    root_session_id: str
+    agent_name: str
+    state: str
+    archived_at: str | None
+    ttl_expires_at: str | None
+    created_at: str
+    updated_at: str
+    doc: dict[str, Any]
+    version: int = 0
+    seq: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SessionQuery:
+    workspace_id: str | None = None
+    state: str | None = None
+    archived: bool = False
+    parent_session_id: str | None = None
+    agent_name: str | None = None
+    #: keyset pagination: only rows created before this sequence number (newest first)
+    before_seq: int | None = None
+    limit: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptTurn:
+    session_id: str
+    turn: int
+    epoch: int
+    role: str
+    text: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactRow:
+    uri: str
+    sha256: str
+    mime_type: str
+    bytes: int
+    tool_id: str
+    created_at: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class StaleWrite(Exception):
+    """A compare-and-swap lost: the row changed since it was read."""
+
+
+class StoreReader(ABC):
+    @abstractmethod
+    def workspace(self, workspace_id: str) -> WorkspaceRow | None: ...
+
+    @abstractmethod
+    def workspaces(self) -> list[WorkspaceRow]: ...
+
+    @abstractmethod
+    def profile(self, profile_id: str) -> ProfileRow | None: ...
+
+    @abstractmethod
+    def profiles(self, profile_ids: Sequence[str]) -> dict[str, ProfileRow]: ...
+
+    @abstractmethod
+    def session(self, session_id: str) -> SessionRow | None: ...
+
+    @abstractmethod
+    def sessions(self, query: SessionQuery) -> list[SessionRow]: ...
+
+    @abstractmethod
+    def children(self, parent_ids: Sequence[str]) -> list[SessionRow]:
+        """Every session whose parent is one of ``parent_ids``, oldest first."""
+
+    @abstractmethod
+    def expired_sessions(self, now: str) -> list[SessionRow]:
+        """Sessions whose TTL has passed and that are not stopped yet."""
+
+    @abstractmethod
+    def transcript(self, session_id: str) -> list[TranscriptTurn]: ...
+
+    @abstractmethod
+    def artifact(self, uri: str) -> ArtifactRow | None: ...
+
+    @abstractmethod
+    def artifact_bytes(self, uri: str, offset: int, limit: int) -> bytes: ...
+
+
+class StoreWriter(StoreReader):
+    @abstractmethod
+    def insert_workspace(self, row: WorkspaceRow) -> None: ...
+
+    @abstractmethod
+    def insert_profile(self, row: ProfileRow) -> None: ...
+
+    @abstractmethod
+    def insert_session(self, row: SessionRow) -> SessionRow:
+        """Insert a new session; returns it with ``seq`` and ``version`` set."""
+
+    @abstractmethod
+    def update_session(self, row: SessionRow) -> SessionRow:
+        """Write ``row`` if its ``version`` is still the stored one; raise :class:`StaleWrite`."""
+
+    @abstractmethod
+    def append_turns(self, turns: Sequence[TranscriptTurn]) -> None: ...
+
+    @abstractmethod
+    def truncate_transcript(self, session_id: str, keep_turns: int) -> None: ...
+
+    @abstractmethod
+    def put_artifact(self, row: ArtifactRow, data: bytes) -> None:
+        """Store content under its URI; storing the same URI again keeps the first copy."""
+
+
+class Store(ABC):
+    """A database: open snapshots to read, transactions to write."""
+
+    @abstractmethod
+    def read(self) -> AbstractContextManager[StoreReader]: ...
+
+    @abstractmethod
+    def write(self) -> AbstractContextManager[StoreWriter]: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def chunks(items: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
+    """Split a parameter list so queries stay under SQL variable limits."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

@@ -1,0 +1,75 @@
+"""Versioned schema migrations. Append only: a released migration never changes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "sessions, workspaces, profiles, transcripts, artifacts",
+        """
+        CREATE TABLE workspaces (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            path TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE profiles (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            color TEXT,
+            icon TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE sessions (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+            profile_id TEXT NOT NULL REFERENCES profiles(id),
+            parent_session_id TEXT REFERENCES sessions(id),
+            root_session_id TEXT NOT NULL,
+            agent_name TEXT NOT NULL,
+            state TEXT NOT NULL,
+            archived_at TEXT,
+            ttl_expires_at TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            doc TEXT NOT NULL
+        );
+        CREATE INDEX sessions_by_parent ON sessions(parent_session_id, seq);
+        CREATE INDEX sessions_by_archived ON sessions((archived_at IS NOT NULL), seq);
+        CREATE INDEX sessions_by_ttl ON sessions(ttl_expires_at) WHERE ttl_expires_at IS NOT NULL;
+        CREATE TABLE transcript_turns (
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            turn INTEGER NOT NULL,
+            epoch INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            text TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (session_id, turn)
+        );
+        CREATE TABLE artifacts (
+            uri TEXT PRIMARY KEY,
+            sha256 TEXT NOT NULL,
+            mime_type TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            tool_id TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            meta TEXT NOT NULL,
+            data BLOB NOT NULL
+        );
+        """,
+    ),
+)
+
+LATEST_VERSION = MIGRATIONS[-1].version

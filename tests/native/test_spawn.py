@@ -1,0 +1,243 @@
+"""``compozy__session_spawn``: budget, depth, TTL, policy narrowing, and its two views."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from tests.conftest import Caller
+
+from compozy_mcp.calls import CallScope
+from compozy_mcp.clock import FixedClock
+from compozy_mcp.errors import SpawnRefused, ToolConflict, ToolDenied, ToolInvalidInput
+
+pytestmark = pytest.mark.anyio
+
+
+async def _spawn(call: Caller, parent: str, **fields: Any) -> dict[str, Any]:
+    fields.setdefault("agent_name", "general")
+    fields.setdefault("ttl_seconds", 3600)
+    return await call.structured("compozy__session_spawn", {"parent_session_id": parent, **fields})
+
+
+async def test_spawn_compact_is_exactly_the_four_spawn_facts(call: Caller) -> None:
+    parent = (await call.create())["id"]
+    result = await _spawn(call, parent)
+    assert set(result) == {"session_id", "spawn_role", "spawn_depth", "ttl_expires_at"}
+    assert result["spawn_role"] == "worker"
+    assert result["spawn_depth"] == 1
+    assert result["ttl_expires_at"] == "2026-11-10T15:02:11Z"
+
+
+async def test_spawn_full_adds_permissions(call: Caller, workspace: Any) -> None:
+    parent = (await call.create())["id"]
+    result = await _spawn(call, parent, result_view="full")
+    assert result["permissions"] == {
+        "tools": ["*"],
+        "skills": ["*"],
+        "mcp_servers": ["*"],
+        "workspace_paths": [str(workspace.resolve())],
+    }
+
+
+async def test_prompt_and_worktree_entries_are_in_both_views(call: Caller) -> None:
+    parent = (await call.create())["id"]
+    compact = await _spawn(
+        call, parent, prompt="Find the flake", worktree=True, branch="wt/x", idempotency_key="k1"
+    )
+    full = await _spawn(
+        call,
+        parent,
+        prompt="Find the flake",
+        worktree=True,
+        branch="wt/x",
+        idempotency_key="k1",
+        result_view="full",
+    )
+    assert compact["prompt"] == full["prompt"]
+    assert compact["prompt"]["status"] == "queued"
+    assert (
+        compact["worktree"]
+        == full["worktree"]
+        == {
+            "worktree_id": compact["worktree"]["worktree_id"],
+            "branch": "wt/x",
+        }
+    )
+    child = await call.session("compozy__session_status", {"session_id": compact["session_id"]})
+    assert child["worktree_id"] == compact["worktree"]["worktree_id"]
+    assert child["queue"]["pending"] == 1
+    assert child["queue"]["next"]["preview"] == "Find the flake"
+
+
+async def test_the_child_records_its_lineage(call: Caller) -> None:
+    parent = (await call.create(session_id="sess-root"))["id"]
+    child_id = (await _spawn(call, parent, spawn_role="reviewer"))["session_id"]
+    child = await call.session("compozy__session_status", {"session_id": child_id})
+    assert child["type"] == "subagent"
+    assert child["lineage"] == {
+        "kind": "spawn",
+        "parent_session_id": "sess-root",
+        "root_session_id": "sess-root",
+        "ttl_expires_at": "2026-11-10T15:02:11Z",
+        "spawn_budget": {"max_children": 16, "max_depth": 3, "ttl_seconds": 3600},
+    }
+    parent_record = await call.session("compozy__session_status", {"session_id": parent})
+    assert parent_record["children"] == [
+        {
+            "session_id": child_id,
+            "kind": "spawn",
+            "agent_name": "general",
+            "state": "active",
+            "spawn_role": "reviewer",
+        }
+    ]
+    assert parent_record["subagent_summary"] == {"total": 1, "active": 1, "stopped": 0, "failed": 0}
+
+
+async def test_a_childs_policy_never_exceeds_its_parents(call: Caller, workspace: Any) -> None:
+    parent = (await call.create())["id"]
+    narrow = await _spawn(
+        call,
+        parent,
+        tools=["compozy__session_*"],
+        skills=["review"],
+        workspace_paths=["src"],
+        result_view="full",
+    )
+    assert narrow["permissions"]["tools"] == ["compozy__session_*"]
+    assert narrow["permissions"]["workspace_paths"] == [str(workspace.resolve() / "src")]
+    with pytest.raises(SpawnRefused) as caught:
+        await call(
+            "compozy__session_spawn",
+            {
+                "parent_session_id": narrow["session_id"],
+                "agent_name": "g",
+                "ttl_seconds": 60,
+                "tools": ["compozy__session_status", "compozy__tool_list", "*"],
+                "skills": ["deploy"],
+                "workspace_paths": ["/etc"],
+            },
+        )
+    assert caught.value.reason == "permission_exceeds_parent"
+    assert caught.value.details["exceeding"] == {
+        "tools": ["compozy__tool_list", "*"],
+        "skills": ["deploy"],
+        "workspace_paths": ["/etc"],
+    }
+    grandchild = await call.structured(
+        "compozy__session_spawn",
+        {
+            "parent_session_id": narrow["session_id"],
+            "agent_name": "g",
+            "ttl_seconds": 60,
+            "tools": ["compozy__session_status"],
+            "result_view": "full",
+        },
+    )
+    assert grandchild["permissions"]["skills"] == ["review"]  # inherited when not narrowed
+
+
+async def test_depth_is_enforced(call: Caller) -> None:
+    parent = (await call.create())["id"]
+    for _ in range(3):
+        parent = (await _spawn(call, parent, ttl_seconds=60))["session_id"]
+    with pytest.raises(SpawnRefused) as caught:
+        await _spawn(call, parent, ttl_seconds=60)
+    assert caught.value.reason == "spawn_depth_exceeded"
+
+
+async def test_the_spawn_budget_is_enforced(call: Caller) -> None:
+    parent = (await call.create())["id"]
+    for _ in range(16):
+        await _spawn(call, parent, ttl_seconds=60)
+    with pytest.raises(SpawnRefused) as caught:
+        await _spawn(call, parent, ttl_seconds=60)
+    assert caught.value.reason == "spawn_budget_exhausted"
+
+
+async def test_ttl_is_enforced_against_the_budget_and_the_parents_expiry(
+    call: Caller, clock: FixedClock
+) -> None:
+    root = (await call.create())["id"]
+    with pytest.raises(SpawnRefused) as caught:
+        await _spawn(call, root, ttl_seconds=86_401)
+    assert caught.value.reason == "spawn_ttl_exceeded"
+    child = (await _spawn(call, root, ttl_seconds=600))["session_id"]
+    clock.advance(300)
+    with pytest.raises(SpawnRefused, match="cannot outlive its parent") as caught:
+        await _spawn(call, child, ttl_seconds=400)
+    assert caught.value.reason == "spawn_ttl_exceeded"
+    assert (await _spawn(call, child, ttl_seconds=300))["spawn_depth"] == 2
+
+
+async def test_an_expired_child_is_stopped_with_its_ttl_cause(
+    call: Caller, clock: FixedClock
+) -> None:
+    root = (await call.create())["id"]
+    child = (await _spawn(call, root, ttl_seconds=60))["session_id"]
+    clock.advance(61)
+    record = await call.session("compozy__session_status", {"session_id": child})
+    assert (record["state"], record["stop_cause"], record["stop_reason"]) == (
+        "stopped",
+        "ttl",
+        "ttl_expired",
+    )
+    with pytest.raises(ToolConflict) as caught:
+        await call(
+            "compozy__session_continue",
+            {"session_id": child, "transcript_epoch": 0, "generation": 0},
+        )
+    assert caught.value.reason == "ttl_expired"
+
+
+async def test_stopping_a_parent_stops_children_that_stop_with_it(call: Caller) -> None:
+    root = (await call.create())["id"]
+    follows = (await _spawn(call, root))["session_id"]
+    stays = (await _spawn(call, root, auto_stop_on_parent=False))["session_id"]
+    await call("compozy__session_stop", {"session_id": root})
+    followed = await call.session("compozy__session_status", {"session_id": follows})
+    assert (followed["state"], followed["stop_cause"]) == ("stopped", "parent")
+    assert (await call.session("compozy__session_status", {"session_id": stays}))[
+        "state"
+    ] == "active"
+    with pytest.raises(ToolConflict) as caught:
+        await _spawn(call, root)
+    assert caught.value.reason == "parent_not_active"
+
+
+async def test_the_parent_comes_from_the_callers_scope(call: Caller) -> None:
+    root = (await call.create())["id"]
+    scope = CallScope(session_id=root, actor="agent")
+    result = await call.structured(
+        "compozy__session_spawn", {"agent_name": "general", "ttl_seconds": 60}, scope=scope
+    )
+    child = await call.session("compozy__session_status", {"session_id": result["session_id"]})
+    assert child["lineage"]["parent_session_id"] == root
+    other = (await call.create())["id"]
+    with pytest.raises(ToolDenied) as caught:
+        await call(
+            "compozy__session_spawn",
+            {"agent_name": "g", "ttl_seconds": 60, "parent_session_id": other},
+            scope=scope,
+        )
+    assert caught.value.reason == "scope_mismatch"
+
+
+async def test_without_scope_or_parent_the_spawn_is_an_input_error(call: Caller) -> None:
+    with pytest.raises(ToolInvalidInput, match='"parent_session_id" is required'):
+        await call("compozy__session_spawn", {"agent_name": "g", "ttl_seconds": 60})
+
+
+async def test_idempotency_key_returns_the_same_child_and_refuses_other_arguments(
+    call: Caller,
+) -> None:
+    root = (await call.create())["id"]
+    first = await _spawn(call, root, idempotency_key="once")
+    again = await _spawn(call, root, idempotency_key="once")
+    assert first == again
+    listed = await call.structured("compozy__session_list", {"parent_session_id": root})
+    assert len(listed["sessions"]) == 1
+    with pytest.raises(ToolConflict) as caught:
+        await _spawn(call, root, idempotency_key="once", name="different")
+    assert caught.value.reason == "idempotency_key_reused"
