@@ -276,8 +276,15 @@ class Dispatcher:
             meta={"tool_id": tool.id, "result_view": view.value if view else None},
         )
         read_input = continuation(ref)
+        preview = (
+            f"result truncated: {len(data)} bytes exceed the {budget}-byte budget. The whole "
+            f"result is stored as {ref.uri}; read it with {ARTIFACT_READ_TOOL} "
+            f"{jsonutil.dumps_text(read_input)}, then with each page's next_offset until eof "
+            "is true, and join the pages."
+        )
         structured: dict[str, Any] = {
             "truncated": True,
+            "message": preview,
             "bytes": len(data),
             "budget_bytes": budget,
             "artifacts": [ref.payload()],
@@ -286,12 +293,6 @@ class Dispatcher:
         }
         if view is not None:
             structured["result_view"] = view.value
-        preview = (
-            f"result truncated: {len(data)} bytes exceed the {budget}-byte budget. The whole "
-            f"result is stored as {ref.uri}; read it with {ARTIFACT_READ_TOOL} "
-            f"{jsonutil.dumps_text(read_input)}, then with each page's next_offset until eof "
-            "is true, and join the pages."
-        )
         return ToolResult(
             tool_id=tool.id,
             structured=structured,

@@ -8,6 +8,9 @@ from typing import Any, TextIO
 from compozy_mcp import jsonutil
 from compozy_mcp.errors import CompozyError, SetupError, ToolError
 
+#: the reason of an --input the CLI could not read or parse
+INPUT_NOT_JSON = "input_not_json"
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -54,6 +57,8 @@ def report(
         print(
             f"error: {payload['message']} ({payload['code']}: {payload['reason']})", file=sys.stderr
         )
-    if verbose and payload["message"] != error.message:
+    # The CLI's own failure to read --input is always explained; dispatch diagnostics on -v.
+    explain = verbose or error.reason == INPUT_NOT_JSON
+    if explain and payload["message"] != error.message:
         print(f"diagnostic: {error.message}", file=sys.stderr)
     return exit_code(error)

@@ -1,32 +1,24 @@
-"""``compozy``: entry point and argument parsing. Subcommands live in their own modules."""
+"""``compozy``: entry point. Each command lives in its own module under ``compozy_mcp.cli``
+with ``add_parser(commands)`` and ``run(args)``; modules import heavy things (the store, the
+MCP SDK, the HTTP stack) inside ``run`` only, so start-up stays fast."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from compozy_mcp import __version__
 from compozy_mcp.errors import CompozyError
 
-Command = Callable[[argparse.Namespace], int]
-
-
-def _output_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "-o",
-        "--output",
-        choices=("text", "json"),
-        default="text",
-        help="output format (default: text)",
-    )
-    parser.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        help="on failure, also print the dispatch diagnostic",
-    )
+#: command name -> module in compozy_mcp.cli; the module registers the parser and runs it
+COMMAND_MODULES = {
+    "tool": "tool",
+    "proxy": "proxy",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,49 +29,43 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"compozy-mcp {__version__}")
     parser.add_argument("--home", help="data directory (default: $COMPOZY_HOME or ~/.compozy)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
-    tool = commands.add_parser("tool", help="list, inspect, search and invoke native tools")
-    tool_commands = tool.add_subparsers(dest="tool_command", metavar="SUBCOMMAND", required=True)
-
-    invoke = tool_commands.add_parser("invoke", help="invoke a tool with a JSON input")
-    invoke.add_argument("tool_id", metavar="TOOL_ID")
-    invoke.add_argument(
-        "--input",
-        default="{}",
-        metavar="JSON",
-        help="the tool input: a JSON object, @FILE to read it from a file, or - for stdin",
-    )
-    invoke.add_argument("--session", metavar="ID", help="call as this managed session")
-    _output_option(invoke)
-
-    info = tool_commands.add_parser("info", help="show a tool's contract")
-    info.add_argument("tool_id", metavar="TOOL_ID")
-    _output_option(info)
-
-    listing = tool_commands.add_parser("list", help="list the native tools")
-    listing.add_argument("--toolset", help="only tools of this toolset")
-    _output_option(listing)
-
-    search = tool_commands.add_parser("search", help="search the native tools")
-    search.add_argument("query", metavar="QUERY")
-    _output_option(search)
+    for module in COMMAND_MODULES.values():
+        importlib.import_module(f"compozy_mcp.cli.{module}").add_parser(commands)
     return parser
 
 
-def _command(args: argparse.Namespace) -> Command:
-    if args.command == "tool":
-        from compozy_mcp.cli import tool
+class _Formatter(logging.Formatter):
+    """``compozy: warning: ...``; tracebacks only with ``COMPOZY_DEBUG=1``."""
 
-        return tool.COMMANDS[args.tool_command]
-    raise AssertionError(args.command)  # argparse only lets known commands through
+    def __init__(self) -> None:
+        super().__init__("compozy: %(levelname)s: %(message)s")
+        self.debug = os.environ.get("COMPOZY_DEBUG") == "1"
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.levelname = record.levelname.lower()
+        if not self.debug:
+            record.exc_info = None
+            record.exc_text = None
+        return super().format(record)
+
+
+def _configure_logging() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Formatter())
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if os.environ.get("COMPOZY_DEBUG") == "1" else logging.WARNING)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _configure_logging()
     if args.home:
         os.environ["COMPOZY_HOME"] = args.home
+    module = importlib.import_module(f"compozy_mcp.cli.{COMMAND_MODULES[args.command]}")
     try:
-        return _command(args)(args)
+        code: int = module.run(args)
+        return code
     except CompozyError as error:
         from compozy_mcp.cli.errors import report
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from compozy_mcp import jsonutil
 from compozy_mcp.cli.client import open_client
-from compozy_mcp.cli.errors import EXIT_OK
-from compozy_mcp.cli.main import Command
+from compozy_mcp.cli.errors import EXIT_OK, INPUT_NOT_JSON
+from compozy_mcp.cli.options import Command, output_options
 from compozy_mcp.errors import ToolInvalidInput
 
 DESCRIPTION_WIDTH = 72
@@ -34,8 +34,7 @@ def _read_input(tool_id: str, text: str) -> Any:
 
 
 def _bad_input(tool_id: str, detail: str) -> ToolInvalidInput:
-    print(f"compozy: {detail}", file=sys.stderr)
-    return ToolInvalidInput(tool_id, f'tool "{tool_id}" {detail}', reason="input_not_json")
+    return ToolInvalidInput(tool_id, f'tool "{tool_id}" {detail}', reason=INPUT_NOT_JSON)
 
 
 def _print_json(value: Any) -> None:
@@ -148,3 +147,35 @@ COMMANDS: dict[str, Command] = {
     "list": list_tools,
     "search": search,
 }
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    tool = commands.add_parser("tool", help="list, inspect, search and invoke native tools")
+    tool_commands = tool.add_subparsers(dest="tool_command", metavar="SUBCOMMAND", required=True)
+
+    invoke_cmd = tool_commands.add_parser("invoke", help="invoke a tool with a JSON input")
+    invoke_cmd.add_argument("tool_id", metavar="TOOL_ID")
+    invoke_cmd.add_argument(
+        "--input",
+        default="{}",
+        metavar="JSON",
+        help="the tool input: a JSON object, @FILE to read it from a file, or - for stdin",
+    )
+    invoke_cmd.add_argument("--session", metavar="ID", help="call as this managed session")
+    output_options(invoke_cmd)
+
+    info_cmd = tool_commands.add_parser("info", help="show a tool's contract")
+    info_cmd.add_argument("tool_id", metavar="TOOL_ID")
+    output_options(info_cmd)
+
+    list_cmd = tool_commands.add_parser("list", help="list the native tools")
+    list_cmd.add_argument("--toolset", help="only tools of this toolset")
+    output_options(list_cmd)
+
+    search_cmd = tool_commands.add_parser("search", help="search the native tools")
+    search_cmd.add_argument("query", metavar="QUERY")
+    output_options(search_cmd)
+
+
+def run(args: argparse.Namespace) -> int:
+    return COMMANDS[args.tool_command](args)

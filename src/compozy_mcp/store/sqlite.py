@@ -281,8 +281,12 @@ class SQLiteStore(Store):
             raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
         self._conn.row_factory = sqlite3.Row
         self._lock = threading.RLock()
-        self._configure()
-        self._migrate()
+        try:
+            self._configure()
+            self._migrate()
+        except BaseException:
+            self._conn.close()
+            raise
 
     @classmethod
     def memory(cls) -> SQLiteStore:

@@ -1,0 +1,107 @@
+"""``compozy proxy``: the hosted MCP proxy over stdio (default), Streamable HTTP or a socket."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from compozy_mcp import jsonutil
+from compozy_mcp.cli.errors import EXIT_OK
+from compozy_mcp.errors import ConfigError
+
+DEFAULT_PORT = 8765
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``[IPv6]:PORT`` or ``:PORT`` (loopback)."""
+    host, sep, port_text = text.rpartition(":")
+    if not sep:
+        raise ConfigError(f"--http takes HOST:PORT, got {text!r}")
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ConfigError(f"--http port must be a number, got {port_text!r}") from None
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--http port must be between 0 and 65535, got {port}")
+    return host, port
+
+
+def client_setup(url: str) -> str:
+    """How to point Claude Code, or any client reading ``.mcp.json``, at the proxy."""
+    snippet = {"mcpServers": {"compozy": {"type": "http", "url": url}}}
+    return (
+        f"  Claude Code: claude mcp add --transport http compozy {url}\n"
+        f"  .mcp.json:   {jsonutil.dumps_text(snippet)}"
+    )
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    proxy = commands.add_parser(
+        "proxy", help="serve the native tools to MCP clients (stdio by default)"
+    )
+    where = proxy.add_mutually_exclusive_group()
+    where.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP at /mcp")
+    where.add_argument("--uds", metavar="PATH", help="serve Streamable HTTP on a Unix socket")
+    proxy.add_argument(
+        "--session",
+        metavar="ID",
+        help="bind to a managed session: only the tools its policy allows are listed and callable",
+    )
+    proxy.add_argument(
+        "--page-size",
+        type=int,
+        metavar="N",
+        help="tools per tools/list page (default: the whole catalog in one page)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import anyio
+
+    from compozy_mcp.app import open_app
+    from compozy_mcp.calls import OPERATOR, CallScope
+    from compozy_mcp.errors import ResourceNotFound
+    from compozy_mcp.proxy import transports
+    from compozy_mcp.proxy.server import ProxyServer
+
+    if args.page_size is not None and args.page_size < 1:
+        raise ConfigError("--page-size must be at least 1")
+    with open_app() as app:
+        scope = OPERATOR
+        if args.session:
+            if app.services.sessions.policy(args.session) is None:
+                raise ResourceNotFound("compozy proxy", "session", args.session)
+            scope = CallScope(session_id=args.session, actor="agent")
+        server = ProxyServer(app, scope=scope, page_size=args.page_size).server
+        if args.uds:
+            path = Path(args.uds).expanduser()
+            sock = transports.bind_uds(path)
+            print(
+                f"compozy proxy: Streamable HTTP on unix socket {path} at {transports.MCP_PATH}",
+                file=sys.stderr,
+                flush=True,
+            )
+            anyio.run(transports.serve_socket, transports.http_app(server, uds=True), sock)
+        elif args.http:
+            host, port = parse_address(args.http)
+            sock = transports.bind_tcp(host, port)
+            port = sock.getsockname()[1]
+            shown = f"[{host}]" if ":" in host else host
+            url = f"http://{shown}:{port}{transports.MCP_PATH}"
+            if not transports.loopback(host):
+                print(
+                    f"compozy proxy: warning: {host} is not a loopback address; anyone who "
+                    "can reach it can call the tools",
+                    file=sys.stderr,
+                )
+            print(
+                f"compozy proxy: serving MCP at {url}\n{client_setup(url)}",
+                file=sys.stderr,
+                flush=True,
+            )
+            anyio.run(transports.serve_socket, transports.http_app(server, host=host), sock)
+        else:
+            anyio.run(transports.serve_stdio, server)
+    return EXIT_OK

@@ -1,0 +1,405 @@
+"""The embedded SQLite store: file layout, migrations, transactions, CAS, queries, artifacts,
+and several processes writing to one database at once."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compozy_mcp.errors import StoreError
+from compozy_mcp.store import SQLiteStore, StoreWriter
+from compozy_mcp.store.base import (
+    ArtifactRow,
+    ProfileRow,
+    SessionQuery,
+    SessionRow,
+    StaleWrite,
+    WorkspaceRow,
+)
+from compozy_mcp.store.migrations import LATEST_VERSION
+
+NOW = "2026-11-10T14:02:11Z"
+COMPOZY = Path(sys.executable).parent / "compozy"
+
+
+def _workspace(workspace_id: str) -> WorkspaceRow:
+    return WorkspaceRow(
+        id=workspace_id, name=workspace_id, path=f"/w/{workspace_id}", created_at=NOW
+    )
+
+
+def _seed(writer: StoreWriter) -> None:
+    """The rows a session's foreign keys point at: two workspaces and one profile."""
+    writer.insert_workspace(_workspace("ws_a"))
+    writer.insert_workspace(_workspace("ws_b"))
+    writer.insert_profile(ProfileRow(id="prof", name="P", color=None, icon=None, created_at=NOW))
+
+
+def _session(
+    session_id: str,
+    *,
+    workspace_id: str = "ws_a",
+    state: str = "active",
+    archived: bool = False,
+    parent: str | None = None,
+    agent: str = "general",
+) -> SessionRow:
+    return SessionRow(
+        id=session_id,
+        workspace_id=workspace_id,
+        profile_id="prof",
+        parent_session_id=parent,
+        root_session_id=parent or session_id,
+        agent_name=agent,
+        state=state,
+        archived_at=NOW if archived else None,
+        ttl_expires_at=None,
+        created_at=NOW,
+        updated_at=NOW,
+        doc={"id": session_id, "note": "minimal"},
+    )
+
+
+def _ids(rows: list[SessionRow]) -> list[str]:
+    return [row.id for row in rows]
+
+
+@pytest.fixture
+def store() -> Iterator[SQLiteStore]:
+    with closing(SQLiteStore.memory()) as opened:
+        with opened.write() as writer:
+            _seed(writer)
+        yield opened
+
+
+# --- the file ---------------------------------------------------------------------------------
+
+
+def test_file_store_is_created_with_parents_in_wal_mode_at_latest_version(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "er" / "compozy.db"
+    with closing(SQLiteStore(path)) as store:
+        assert path.is_file()
+        assert store.journal_mode() == "wal"
+        assert store.schema_version() == LATEST_VERSION
+
+
+def test_reopening_a_file_store_keeps_data_and_does_not_rerun_migrations(tmp_path: Path) -> None:
+    path = tmp_path / "compozy.db"
+    with SQLiteStore(path) as store, store.write() as writer:
+        writer.insert_workspace(_workspace("ws_kept"))
+    before = _migration_rows(path)
+
+    with closing(SQLiteStore(path)) as reopened:
+        assert reopened.schema_version() == LATEST_VERSION
+        with reopened.read() as reader:
+            assert reader.workspace("ws_kept") == _workspace("ws_kept")
+    assert _migration_rows(path) == before
+    assert [version for version, _ in before] == list(range(1, LATEST_VERSION + 1))
+
+
+def _migration_rows(path: Path) -> list[tuple[int, str]]:
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute("SELECT version, applied_at FROM schema_migrations ORDER BY version")
+        return [(int(version), str(applied)) for version, applied in rows]
+    finally:
+        conn.close()
+
+
+def test_store_newer_than_this_code_refuses_to_open_with_store_too_new(tmp_path: Path) -> None:
+    path = tmp_path / "compozy.db"
+    SQLiteStore(path).close()
+    conn = sqlite3.connect(path)
+    try:
+        with conn:
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'x', ?)",
+                (NOW,),
+            )
+    finally:
+        conn.close()
+
+    with pytest.raises(StoreError) as raised:
+        SQLiteStore(path)
+    assert raised.value.reason == "store_too_new"
+    assert raised.value.code == "store_unavailable"
+    assert "999" in raised.value.message
+
+
+def test_memory_store_works_without_creating_any_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with closing(SQLiteStore.memory()) as store:
+        assert store.schema_version() == LATEST_VERSION
+        with store.write() as writer:
+            writer.insert_workspace(_workspace("ws_mem"))
+        with store.read() as reader:
+            assert [row.id for row in reader.workspaces()] == ["ws_mem"]
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- transactions -----------------------------------------------------------------------------
+
+
+def test_write_commits_when_the_block_ends(tmp_path: Path) -> None:
+    path = tmp_path / "compozy.db"
+    with SQLiteStore(path) as store:
+        with store.write() as writer:
+            writer.insert_workspace(_workspace("ws_committed"))
+        # A second connection sees it: the transaction is committed, not merely pending.
+        with SQLiteStore(path) as other, other.read() as reader:
+            assert reader.workspace("ws_committed") is not None
+
+
+def test_write_rolls_back_everything_when_the_block_raises(store: SQLiteStore) -> None:
+    class Boom(Exception):
+        pass
+
+    def insert_then_fail() -> None:
+        with store.write() as writer:
+            writer.insert_workspace(_workspace("ws_doomed"))
+            writer.insert_session(_session("sess-doomed"))
+            assert writer.workspace("ws_doomed") is not None  # visible inside the transaction
+            raise Boom
+
+    with pytest.raises(Boom):
+        insert_then_fail()
+    with store.read() as reader:
+        assert reader.workspace("ws_doomed") is None
+        assert reader.session("sess-doomed") is None
+    # The store is usable afterwards: the failed transaction did not leave one open.
+    with store.write() as writer:
+        writer.insert_workspace(_workspace("ws_after"))
+
+
+# --- sessions ---------------------------------------------------------------------------------
+
+
+def test_update_session_is_compare_and_swap_on_version(store: SQLiteStore) -> None:
+    with store.write() as writer:
+        inserted = writer.insert_session(_session("sess-cas"))
+    assert inserted.version == 1
+    stale = dataclasses.replace(inserted, state="stopped", doc={"id": "sess-cas", "lost": True})
+
+    fresh = dataclasses.replace(inserted, doc={"id": "sess-cas", "won": True})
+    with store.write() as writer:
+        assert writer.update_session(fresh).version == 2
+
+    with pytest.raises(StaleWrite), store.write() as writer:
+        writer.update_session(stale)
+    with store.read() as reader:
+        stored = reader.session("sess-cas")
+    assert stored is not None
+    assert (stored.version, stored.state, stored.doc) == (
+        2,
+        "active",
+        {"id": "sess-cas", "won": True},
+    )
+
+
+def test_update_session_of_a_missing_row_is_a_stale_write(store: SQLiteStore) -> None:
+    with pytest.raises(StaleWrite), store.write() as writer:
+        writer.update_session(dataclasses.replace(_session("sess-ghost"), version=1))
+
+
+def _populate_sessions(store: SQLiteStore) -> None:
+    with store.write() as writer:
+        for row in (
+            _session("s1"),
+            _session("s2", workspace_id="ws_b"),
+            _session("s3", state="stopped"),
+            _session("s4", archived=True),
+            _session("s5", parent="s1", agent="reviewer"),
+            _session("s6", parent="s1"),
+            _session("s7", agent="reviewer"),
+        ):
+            writer.insert_session(row)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        (SessionQuery(), ["s7", "s6", "s5", "s3", "s2", "s1"]),
+        (SessionQuery(workspace_id="ws_b"), ["s2"]),
+        (SessionQuery(state="stopped"), ["s3"]),
+        (SessionQuery(archived=True), ["s4"]),
+        (SessionQuery(parent_session_id="s1"), ["s6", "s5"]),
+        (SessionQuery(agent_name="reviewer"), ["s7", "s5"]),
+        (SessionQuery(workspace_id="ws_a", agent_name="reviewer", parent_session_id="s1"), ["s5"]),
+        (SessionQuery(limit=2), ["s7", "s6"]),
+    ],
+    ids=["default", "workspace", "state", "archived", "parent", "agent", "combined", "limit"],
+)
+def test_sessions_query_filters_newest_first(
+    store: SQLiteStore, query: SessionQuery, expected: list[str]
+) -> None:
+    _populate_sessions(store)
+    with store.read() as reader:
+        assert _ids(reader.sessions(query)) == expected
+
+
+def test_sessions_query_paginates_newest_first_with_before_seq(store: SQLiteStore) -> None:
+    _populate_sessions(store)
+    pages: list[list[str]] = []
+    before: int | None = None
+    with store.read() as reader:
+        while True:
+            rows = reader.sessions(SessionQuery(workspace_id="ws_a", before_seq=before, limit=2))
+            if not rows:
+                break
+            pages.append(_ids(rows))
+            before = rows[-1].seq
+    assert pages == [["s7", "s6"], ["s5", "s3"], ["s1"]]
+
+
+# --- artifacts --------------------------------------------------------------------------------
+
+PAYLOAD = b"\x00\xffhead\xe2\x82\xactail\x00"
+
+
+def _artifact(uri: str, data: bytes, tool_id: str) -> ArtifactRow:
+    return ArtifactRow(
+        uri=uri,
+        sha256="0" * 64,
+        mime_type="application/octet-stream",
+        bytes=len(data),
+        tool_id=tool_id,
+        created_at=NOW,
+        meta={"tool": tool_id},
+    )
+
+
+def test_put_artifact_twice_with_the_same_uri_keeps_the_first_copy(store: SQLiteStore) -> None:
+    uri = "compozy-artifact://one"
+    with store.write() as writer:
+        writer.put_artifact(_artifact(uri, PAYLOAD, "first"), PAYLOAD)
+    with store.write() as writer:
+        writer.put_artifact(_artifact(uri, b"second", "second"), b"second")
+    with store.read() as reader:
+        assert reader.artifact(uri) == _artifact(uri, PAYLOAD, "first")
+        assert reader.artifact_bytes(uri, 0, 1000) == PAYLOAD
+
+
+@pytest.mark.parametrize(
+    ("offset", "limit"),
+    [(0, 1), (0, len(PAYLOAD)), (1, 5), (6, 3), (len(PAYLOAD) - 2, 10), (len(PAYLOAD), 5), (99, 5)],
+)
+def test_artifact_bytes_slices_bytes_exactly(store: SQLiteStore, offset: int, limit: int) -> None:
+    uri = "compozy-artifact://slice"
+    with store.write() as writer:
+        writer.put_artifact(_artifact(uri, PAYLOAD, "t"), PAYLOAD)
+    with store.read() as reader:
+        assert reader.artifact_bytes(uri, offset, limit) == PAYLOAD[offset : offset + limit]
+
+
+def test_artifact_bytes_of_an_unknown_uri_is_empty(store: SQLiteStore) -> None:
+    with store.read() as reader:
+        assert reader.artifact("compozy-artifact://nope") is None
+        assert reader.artifact_bytes("compozy-artifact://nope", 0, 10) == b""
+
+
+# --- several processes ------------------------------------------------------------------------
+
+WORKERS = 4
+SESSIONS_PER_WORKER = 15
+
+# Each worker opens the app afresh for every session, as a CLI invocation does, so that
+# opening (migrations, default rows) races as well as the writes. It starts when the gate
+# pipe reaches end of file, which the test causes for every worker at once.
+WORKER = textwrap.dedent(
+    """
+    import asyncio, json, os, sys
+    from compozy_mcp.app import open_app
+
+    os.read(int(sys.argv[1]), 1)
+    created = []
+    for _ in range({count}):
+        with open_app() as app:
+            result = asyncio.run(
+                app.dispatcher.call("compozy__session_create", {{"agent_name": "general"}})
+            )
+        created.append(result.structured["session"]["id"])
+    print(json.dumps(created))
+    """
+).format(count=SESSIONS_PER_WORKER)
+
+
+def _env(home: Path, workspace: Path) -> dict[str, str]:
+    return {**os.environ, "COMPOZY_HOME": str(home), "COMPOZY_WORKSPACE": str(workspace)}
+
+
+def _run_workers(env: dict[str, str]) -> list[tuple[int, str, str]]:
+    gate_read, gate_write = os.pipe()
+    try:
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", WORKER, str(gate_read)],
+                env=env,
+                pass_fds=(gate_read,),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(WORKERS)
+        ]
+    finally:
+        os.close(gate_read)
+        os.close(gate_write)  # end of file on the gate: every worker starts now
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=60)
+        results.append((proc.returncode, out, err))
+    return results
+
+
+LIST_ARGS = ("tool", "invoke", "compozy__session_list", "--input", '{"limit":200}', "-o", "json")
+
+
+def _listed_session_ids(env: dict[str, str]) -> list[str]:
+    done = subprocess.run(
+        [str(COMPOZY), *LIST_ARGS],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    sessions: list[dict[str, Any]] = json.loads(done.stdout)["result"]["structured"]["sessions"]
+    return [session["id"] for session in sessions]
+
+
+def test_several_processes_create_sessions_concurrently_without_losing_any(
+    tmp_path: Path, workspace: Path
+) -> None:
+    env = _env(tmp_path / "home", workspace)
+    results = _run_workers(env)
+
+    created: list[str] = []
+    for returncode, out, err in results:
+        assert returncode == 0, err
+        assert "Traceback" not in err
+        ids: list[str] = json.loads(out)
+        assert len(ids) == SESSIONS_PER_WORKER
+        created.extend(ids)
+    assert len(set(created)) == WORKERS * SESSIONS_PER_WORKER
+
+    listed = _listed_session_ids(env)
+    assert sorted(listed) == sorted(created)
+    with closing(SQLiteStore(tmp_path / "home" / "compozy.db")) as store:
+        assert store.schema_version() == LATEST_VERSION
+        with store.read() as reader:
+            assert [row.id for row in reader.workspaces()] == ["ws_default"]
+            assert reader.profile("prof_default") is not None
