@@ -18,6 +18,8 @@ from compozy_mcp.errors import CompozyError
 COMMAND_MODULES = {
     "tool": "tool",
     "proxy": "proxy",
+    "workspace": "workspace",
+    "profile": "workspace",
 }
 
 
@@ -29,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"compozy-mcp {__version__}")
     parser.add_argument("--home", help="data directory (default: $COMPOZY_HOME or ~/.compozy)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in COMMAND_MODULES.values():
+    for module in dict.fromkeys(COMMAND_MODULES.values()):
         importlib.import_module(f"compozy_mcp.cli.{module}").add_parser(commands)
     return parser
 

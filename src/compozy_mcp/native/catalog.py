@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from compozy_mcp.errors import ResourceNotFound, ToolConflict, ToolInvalidInput
+from compozy_mcp.cursors import decode_cursor, encode_cursor
+from compozy_mcp.errors import ResourceNotFound, ToolConflict
 from compozy_mcp.info.descriptors import DESCRIPTOR_SCHEMA
 from compozy_mcp.native.context import ToolCall
 from compozy_mcp.native.registry import RegisteredTool, Risk, ToolDefinition
@@ -34,6 +33,7 @@ from compozy_mcp.views import KEEP, Each, Fields, ListRule, ViewSpec
 
 CATALOG = ("compozy__bootstrap", "compozy__catalog")
 SKILLS = ("compozy__catalog",)
+TOOL_CURSOR = "t"
 TOOL_ID_INPUT = described(STRING, "A tool id, such as compozy__session_status.")
 
 
@@ -69,26 +69,6 @@ TOOL_LIST_VIEWS = ViewSpec(
 )
 
 
-def _offset_cursor(tool_id: str, cursor: str | None) -> int:
-    if cursor is None:
-        return 0
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        kind, _, value = text.partition(":")
-        offset = int(value)
-        if kind != "t" or offset < 0:
-            raise ValueError(cursor)
-    except (ValueError, UnicodeDecodeError, binascii.Error):
-        raise ToolInvalidInput.for_field(
-            tool_id, "cursor", "is not a cursor this tool returned"
-        ) from None
-    return offset
-
-
-def _make_cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"t:{offset}".encode()).decode().rstrip("=")
-
-
 async def _tool_list(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
     catalog = call.services.catalog
     tools: Sequence[RegisteredTool] = catalog.visible(call.scope)
@@ -96,12 +76,13 @@ async def _tool_list(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
         tools = [t for t in tools if args["toolset"] in t.definition.toolsets]
     if "risk" in args:
         tools = [t for t in tools if t.risk.value == args["risk"]]
-    start = _offset_cursor(call.tool_id, args.get("cursor"))
+    cursor = args.get("cursor")
+    start = decode_cursor(call.tool_id, TOOL_CURSOR, cursor) if cursor is not None else 0
     limit = args.get("limit", 100)
     page = tools[start : start + limit]
     out: dict[str, Any] = {"tools": [catalog.descriptor(t) for t in page]}
     if start + limit < len(tools):
-        out["next_cursor"] = _make_cursor(start + limit)
+        out["next_cursor"] = encode_cursor(TOOL_CURSOR, start + limit)
     return out
 
 
@@ -140,11 +121,13 @@ def _skill_views(*extra: str) -> ViewSpec:
 
 
 def _workspace_path(call: ToolCall, args: dict[str, Any]) -> Path:
+    """The workspace whose skills a call sees: the one asked for, else the caller's."""
     sessions = call.services.sessions
     workspace_id = args.get("workspace_id")
     if workspace_id is None and call.scope.session_id is not None:
-        workspace_id = sessions.status(call.info, call.scope.session_id)["workspace_id"]
-    workspace = sessions.workspace(workspace_id)
+        workspace = sessions.workspace_of(call.info, call.scope.session_id)
+    else:
+        workspace = sessions.workspace(workspace_id)
     if workspace is None:
         raise ResourceNotFound(call.tool_id, "workspace", str(workspace_id))
     return Path(workspace.path)

@@ -5,7 +5,6 @@ changes nothing. Methods return complete records; views are applied above this l
 from __future__ import annotations
 
 import base64
-import binascii
 import os
 import secrets
 import time
@@ -17,6 +16,7 @@ from typing import Any, Literal
 
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import Clock, parse_timestamp, timestamp
+from compozy_mcp.cursors import decode_cursor, encode_cursor
 from compozy_mcp.errors import (
     ModelNotFound,
     ReasoningEffortUnsupported,
@@ -84,28 +84,23 @@ def new_id(prefix: str) -> str:
     return f"{prefix}-{raw}"
 
 
-def _cursor(seq: int) -> str:
-    return base64.urlsafe_b64encode(f"s:{seq}".encode()).decode().rstrip("=")
+SESSION_CURSOR = "s"
 
 
-def _parse_cursor(tool_id: str, cursor: str) -> int:
+def _checked(
+    call: CallInfo, provider: str | None, model: str | None, reasoning_effort: str | None
+) -> Selection | None:
+    """The selection a call asks for (``None`` without a provider), checked against the catalog."""
+    if provider is None:
+        return None
+    selection = Selection(provider=provider, model=model, reasoning_effort=reasoning_effort)
     try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        kind, _, value = text.partition(":")
-        seq = int(value)
-        if kind != "s" or seq < 0:
-            raise ValueError(cursor)
-    except (ValueError, UnicodeDecodeError, binascii.Error):
-        raise ToolInvalidInput.for_field(
-            tool_id, "cursor", "is not a cursor this tool returned"
-        ) from None
-    return seq
-
-
-def _selection_error(call: CallInfo, exc: SelectionRejected) -> Exception:
-    if exc.kind == "reasoning_effort":
-        return ReasoningEffortUnsupported(call.tool_id, str(exc))
-    return ModelNotFound(call.tool_id, str(exc), reason=f"{exc.kind}_unknown")
+        check_selection(selection)
+    except SelectionRejected as exc:
+        if exc.kind == "reasoning_effort":
+            raise ReasoningEffortUnsupported(call.tool_id, str(exc)) from None
+        raise ModelNotFound(call.tool_id, str(exc), reason=f"{exc.kind}_unknown") from None
+    return selection
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +182,16 @@ class SessionService:
     def workspaces(self) -> list[WorkspaceRow]:
         with self._store.read() as reader:
             return reader.workspaces()
+
+    def profiles(self) -> list[ProfileRow]:
+        with self._store.read() as reader:
+            return reader.all_profiles()
+
+    def workspace_of(self, call: CallInfo, session_id: str) -> WorkspaceRow | None:
+        """The workspace a session belongs to."""
+        with self._store.read() as reader:
+            _, state = self._load(reader, call, session_id)
+            return reader.workspace(state.workspace_id)
 
     def workspace(self, workspace_id: str | None) -> WorkspaceRow | None:
         with self._store.read() as reader:
@@ -462,7 +467,7 @@ class SessionService:
         limit: int = 50,
         cursor: str | None = None,
     ) -> SessionPage:
-        before = _parse_cursor(call.tool_id, cursor) if cursor else None
+        before = decode_cursor(call.tool_id, SESSION_CURSOR, cursor) if cursor else None
         query = SessionQuery(
             workspace_id=workspace_id,
             state=state,
@@ -478,7 +483,9 @@ class SessionService:
             more = len(rows) > limit
             rows = rows[:limit]
             records = self._records(reader, [self._state(r) for r in rows])
-            return SessionPage(records, _cursor(rows[-1].seq) if more else None)
+            return SessionPage(
+                records, encode_cursor(SESSION_CURSOR, rows[-1].seq) if more else None
+            )
 
         page: SessionPage = self._read(body)
         return page
@@ -510,13 +517,7 @@ class SessionService:
         model: str | None = None,
         reasoning_effort: str | None = None,
     ) -> dict[str, Any]:
-        selection = None
-        if provider is not None:
-            selection = Selection(provider=provider, model=model, reasoning_effort=reasoning_effort)
-            try:
-                check_selection(selection)
-            except SelectionRejected as exc:
-                raise _selection_error(call, exc) from None
+        selection = _checked(call, provider, model, reasoning_effort)
         now = self._now()
         with self._store.write() as writer:
             workspace = writer.workspace(workspace_id or DEFAULT_WORKSPACE_ID)
@@ -610,10 +611,7 @@ class SessionService:
         selection: Selection,
         fences: Fences,
     ) -> dict[str, Any]:
-        try:
-            check_selection(selection)
-        except SelectionRejected as exc:
-            raise _selection_error(call, exc) from None
+        _checked(call, selection.provider, selection.model, selection.reasoning_effort)
 
         def change(_: StoreWriter, __: SessionRow, state: SessionState) -> bool:
             self._require_open(call, state, running=True)
@@ -788,13 +786,7 @@ class SessionService:
                 "parent_session_id",
                 "is required when the call is not made by a session",
             )
-        selection = None
-        if provider is not None:
-            selection = Selection(provider=provider, model=model, reasoning_effort=reasoning_effort)
-            try:
-                check_selection(selection)
-            except SelectionRejected as exc:
-                raise _selection_error(call, exc) from None
+        selection = _checked(call, provider, model, reasoning_effort)
         now_dt = self._clock.now()
         now = timestamp(now_dt)
         with self._store.write() as writer:

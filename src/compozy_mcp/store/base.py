@@ -102,6 +102,9 @@ class StoreReader(ABC):
     def profiles(self, profile_ids: Sequence[str]) -> dict[str, ProfileRow]: ...
 
     @abstractmethod
+    def all_profiles(self) -> list[ProfileRow]: ...
+
+    @abstractmethod
     def session(self, session_id: str) -> SessionRow | None: ...
 
     @abstractmethod

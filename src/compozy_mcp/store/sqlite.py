@@ -87,6 +87,12 @@ class _SQLiteReader(StoreReader):
         )
         return ProfileRow(**dict(row)) if row else None
 
+    def all_profiles(self) -> list[ProfileRow]:
+        rows = self._conn.execute(
+            "SELECT id, name, color, icon, created_at FROM profiles ORDER BY created_at, id"
+        )
+        return [ProfileRow(**dict(row)) for row in rows]
+
     def profiles(self, profile_ids: Sequence[str]) -> dict[str, ProfileRow]:
         found: dict[str, ProfileRow] = {}
         for part in chunks(sorted(set(profile_ids))):

@@ -1,0 +1,60 @@
+"""``compozy workspace`` and ``compozy profile``: sessions can live in registered workspaces."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+COMPOZY = Path(sys.executable).parent / "compozy"
+
+
+def _run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COMPOZY_HOME": str(home)}
+    return subprocess.run(
+        [str(COMPOZY), *args], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def _json(home: Path, *args: str) -> Any:
+    done = _run(home, *args, "-o", "json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_registered_workspace_and_profile_can_hold_a_session(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    workspace = _json(home, "workspace", "add", str(project), "--name", "project")["workspaces"][0]
+    assert (workspace["name"], workspace["path"]) == ("project", str(project.resolve()))
+    profile = _json(home, "profile", "add", "Reviewer", "--color", "#2563eb")["profiles"][0]
+    listed = _json(home, "workspace", "list")["workspaces"]
+    assert {w["id"] for w in listed} == {"ws_default", workspace["id"]}
+    session = _json(
+        home,
+        "tool",
+        "invoke",
+        "compozy__session_create",
+        "--input",
+        json.dumps(
+            {
+                "agent_name": "general",
+                "workspace_id": workspace["id"],
+                "profile_id": profile["id"],
+                "result_view": "full",
+            }
+        ),
+    )["result"]["structured"]["session"]
+    assert session["workspace_path"] == str(project.resolve())
+    assert (session["profile_name"], session["profile_color"]) == ("Reviewer", "#2563eb")
+    assert session["lineage"]["permission_policy"]["workspace_paths"] == [str(project.resolve())]
+
+
+def test_adding_a_path_that_is_not_a_directory_is_a_clear_error(tmp_path: Path) -> None:
+    done = _run(tmp_path / "home", "workspace", "add", str(tmp_path / "missing"))
+    assert done.returncode == 6
+    assert "is not a directory" in done.stderr
+    assert "Traceback" not in done.stderr
