@@ -121,6 +121,7 @@ class SessionService:
         self._store = store
         self._clock = clock
         self._driver = driver
+        self._policies: dict[str, PermissionPolicy] = {}
         self._ensure_defaults(default_workspace_path or Path(os.getcwd()))
 
     # --- helpers ------------------------------------------------------------------------
@@ -491,9 +492,17 @@ class SessionService:
         return page
 
     def policy(self, session_id: str) -> PermissionPolicy | None:
+        """A session's permission policy. Policies never change once a session exists, so
+        each is read once per process (a session-bound proxy asks on every call)."""
+        cached = self._policies.get(session_id)
+        if cached is not None:
+            return cached
         with self._store.read() as reader:
             row = reader.session(session_id)
-        return None if row is None else self._state(row).lineage.permission_policy
+        if row is None:
+            return None
+        policy = self._policies[session_id] = self._state(row).lineage.permission_policy
+        return policy
 
     def transcript(self, call: CallInfo, session_id: str) -> list[TranscriptTurn]:
         with self._store.read() as reader:
