@@ -13,7 +13,13 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-run: tour
+# The daemon in the foreground (Ctrl-C stops it): the HTTP API at /api and MCP at /mcp on
+# http://127.0.0.1:8765 and on $COMPOZY_HOME/compozy.sock. SERVE_ARGS adds flags, such as
+# SERVE_ARGS="--port 0 --no-uds".
+SERVE_ARGS ?=
+
+run: $(STAMP)
+	$(BIN)/compozy serve $(SERVE_ARGS)
 
 tour: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" ./scripts/tour.sh
@@ -30,5 +36,11 @@ unit: $(STAMP)
 
 test: lint typecheck unit
 
+# Catalog bytes, result bytes and call overhead (FastMCP is installed into .bench/ on first use).
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.catalog_bytes --verify-stdio
+	$(BIN)/python -m benchmarks.result_bytes
+	$(BIN)/python -m benchmarks.call_overhead
+
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis .bench

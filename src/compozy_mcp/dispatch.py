@@ -188,6 +188,8 @@ class Dispatcher:
         tool = self.registry.get(tool_id)
         self._authorize(tool, scope)
         checked, view = self._checked_input(tool, tool_input)
+        if not self._hooks:
+            return await self._run(tool, scope, checked, view, started)
         pinned = view if (pin_view and view is not None) else None
         ref = ToolReference(
             tool_call_id=f"call-{secrets.token_hex(6)}",
@@ -196,41 +198,47 @@ class Dispatcher:
             has_result_views=tool.has_views,
             pinned_result_view=pinned,
         )
-        if self._hooks:
-            checked, view = await self._pre_call(tool, ref, scope, checked, view, pinned)
+        checked, view = await self._pre_call(tool, ref, scope, checked, view, pinned)
+        try:
+            result = await self._run(tool, scope, checked, view, started)
+        except ToolError as error:
+            payload = error.payload(redact=False)
+            await self._emit(
+                event(POST_ERROR, ref, scope.session_id, tool_input=checked, error=payload)
+            )
+            raise
+        await self._emit(
+            event(
+                POST_CALL,
+                ref,
+                scope.session_id,
+                tool_input=checked,
+                result_view=view.value if view is not None else None,
+                tool_result=result.envelope(),
+            )
+        )
+        return result
+
+    async def _run(
+        self,
+        tool: RegisteredTool,
+        scope: CallScope,
+        checked: dict[str, Any],
+        view: ResultView | None,
+        started: float,
+    ) -> ToolResult:
+        """Steps 5 to 8: scope binding, the handler, projection, envelope and budget."""
         bound = self._bind_scope(tool, scope, checked)
         try:
             record = await tool.definition.handler(
                 ToolCall(CallInfo(tool.id, scope), self.services), without_selector(bound)
             )
-            result = self._finish(tool, record, view, started)
+            return self._finish(tool, record, view, started)
         except Exception as exc:
             error = _as_tool_error(tool.id, exc)
-            if self._hooks:
-                await self._emit(
-                    event(
-                        POST_ERROR,
-                        ref,
-                        scope.session_id,
-                        tool_input=checked,
-                        error=error.payload(redact=False),
-                    )
-                )
             if error is exc:
                 raise
             raise error from exc
-        if self._hooks:
-            await self._emit(
-                event(
-                    POST_CALL,
-                    ref,
-                    scope.session_id,
-                    tool_input=checked,
-                    result_view=view.value if view is not None else None,
-                    tool_result=result.envelope(),
-                )
-            )
-        return result
 
     async def _emit(self, payload: dict[str, Any]) -> None:
         for hook in self._hooks:

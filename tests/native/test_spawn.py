@@ -191,6 +191,18 @@ async def test_an_expired_child_is_stopped_with_its_ttl_cause(
     assert caught.value.reason == "ttl_expired"
 
 
+async def test_a_child_and_grandchild_expiring_together_are_both_stopped(
+    call: Caller, clock: FixedClock
+) -> None:
+    root = (await call.create())["id"]
+    child = (await _spawn(call, root, ttl_seconds=60))["session_id"]
+    grandchild = (await _spawn(call, child, ttl_seconds=30))["session_id"]
+    clock.advance(120)
+    for sid, cause in ((root, None), (child, "ttl"), (grandchild, "parent")):
+        record = await call.session("compozy__session_status", {"session_id": sid})
+        assert record.get("stop_cause") == cause
+
+
 async def test_stopping_a_parent_stops_children_that_stop_with_it(call: Caller) -> None:
     root = (await call.create())["id"]
     follows = (await _spawn(call, root))["session_id"]

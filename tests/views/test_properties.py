@@ -30,7 +30,8 @@ from compozy_mcp.sessions.model import (
     Supervision,
     TurnActivity,
 )
-from compozy_mcp.sessions.record import RecordContext, session_record
+from compozy_mcp.sessions.record import ChildSummary, RecordContext, session_record
+from compozy_mcp.sessions.service import session_row
 from compozy_mcp.store.base import ProfileRow, WorkspaceRow
 from compozy_mcp.validation import compile_validator
 from compozy_mcp.views import project
@@ -199,7 +200,10 @@ def session_states(draw: st.DrawFn, *, child: bool = False) -> SessionState:
 
 @st.composite
 def session_records(draw: st.DrawFn) -> dict[str, Any]:
-    children = draw(st.lists(session_states(child=True), max_size=3))
+    children = [
+        ChildSummary.of(session_row(child))
+        for child in draw(st.lists(session_states(child=True), max_size=3))
+    ]
     context = RecordContext(
         profile=draw(_maybe(st.just(PROFILE))), workspace=WORKSPACE, children=children
     )

@@ -20,6 +20,10 @@ COMMAND_MODULES = {
     "proxy": "proxy",
     "workspace": "workspace",
     "profile": "workspace",
+    "session": "session",
+    "serve": "serve",
+    "mcp": "mcp",
+    "catalog": "catalog",
 }
 
 
@@ -30,6 +34,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"compozy-mcp {__version__}")
     parser.add_argument("--home", help="data directory (default: $COMPOZY_HOME or ~/.compozy)")
+    daemon = parser.add_mutually_exclusive_group()
+    daemon.add_argument(
+        "--url",
+        help="run against the daemon at this URL (http://HOST:PORT or unix:PATH; default: "
+        "$COMPOZY_URL, else in-process on the store)",
+    )
+    daemon.add_argument("--socket", metavar="PATH", help="run against the daemon on this socket")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in dict.fromkeys(COMMAND_MODULES.values()):
         importlib.import_module(f"compozy_mcp.cli.{module}").add_parser(commands)
@@ -64,6 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _configure_logging()
     if args.home:
         os.environ["COMPOZY_HOME"] = args.home
+    if args.url or args.socket:  # read by compozy_mcp.cli.client
+        os.environ["COMPOZY_URL"] = args.url or f"unix:{args.socket}"
     module = importlib.import_module(f"compozy_mcp.cli.{COMMAND_MODULES[args.command]}")
     try:
         code: int = module.run(args)

@@ -28,6 +28,10 @@ def parse_address(text: str) -> tuple[str, int]:
     return host, port
 
 
+def _say(text: str) -> None:
+    print(f"compozy proxy: {text}", file=sys.stderr, flush=True)
+
+
 def client_setup(url: str) -> str:
     """How to point Claude Code, or any client reading ``.mcp.json``, at the proxy."""
     snippet = {"mcpServers": {"compozy": {"type": "http", "url": url}}}
@@ -60,6 +64,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     import anyio
 
+    from compozy_mcp import net
     from compozy_mcp.app import open_app
     from compozy_mcp.calls import OPERATOR, CallScope
     from compozy_mcp.errors import ResourceNotFound
@@ -77,31 +82,22 @@ def run(args: argparse.Namespace) -> int:
         server = ProxyServer(app, scope=scope, page_size=args.page_size).server
         if args.uds:
             path = Path(args.uds).expanduser()
-            sock = transports.bind_uds(path)
-            print(
-                f"compozy proxy: Streamable HTTP on unix socket {path} at {transports.MCP_PATH}",
-                file=sys.stderr,
-                flush=True,
-            )
-            anyio.run(transports.serve_socket, transports.http_app(server, uds=True), sock)
+            sock = net.bind_uds(path)
+            _say(f"serving MCP on unix socket {path} at {transports.MCP_PATH}")
+            net.serve(transports.http_app(server, uds=True), [sock], socket_files=[path])
         elif args.http:
             host, port = parse_address(args.http)
-            sock = transports.bind_tcp(host, port)
+            sock = net.bind_tcp(host, port)
             port = sock.getsockname()[1]
             shown = f"[{host}]" if ":" in host else host
             url = f"http://{shown}:{port}{transports.MCP_PATH}"
-            if not transports.loopback(host):
-                print(
-                    f"compozy proxy: warning: {host} is not a loopback address; anyone who "
-                    "can reach it can call the tools",
-                    file=sys.stderr,
+            if not net.is_loopback(host):
+                _say(
+                    f"warning: {host} is not a loopback address; anyone who can reach it "
+                    "can call the tools"
                 )
-            print(
-                f"compozy proxy: serving MCP at {url}\n{client_setup(url)}",
-                file=sys.stderr,
-                flush=True,
-            )
-            anyio.run(transports.serve_socket, transports.http_app(server, host=host), sock)
+            _say(f"serving MCP at {url}\n{client_setup(url)}")
+            net.serve(transports.http_app(server, host=host), [sock])
         else:
             anyio.run(transports.serve_stdio, server)
     return EXIT_OK

@@ -1,4 +1,5 @@
-"""``compozy tool invoke | info | list | search``."""
+"""``compozy tool invoke | info | list | search``: in-process, or against the daemon that
+``--url`` / ``--socket`` / ``COMPOZY_URL`` names (see :mod:`compozy_mcp.cli.client`)."""
 
 from __future__ import annotations
 
@@ -28,9 +29,23 @@ def _read_input(tool_id: str, text: str) -> Any:
             raise _bad_input(tool_id, f"cannot read {path}: {exc.strerror}") from None
         source = path
     try:
-        return jsonutil.loads(text)
+        value = jsonutil.loads(text)
     except ValueError as exc:
         raise _bad_input(tool_id, f"{source} is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        # Checked here, not by the daemon, so that in-process and remote calls fail alike.
+        raise _bad_input(tool_id, f"{source} must be a JSON object, not {_json_kind(value)}")
+    return value
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "a string" if isinstance(value, str) else "an array"
 
 
 def _bad_input(tool_id: str, detail: str) -> ToolInvalidInput:

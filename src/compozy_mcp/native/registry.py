@@ -19,13 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from compozy_mcp.errors import ToolInvalidInput, ToolNotFound, ToolRegistrationError
 from compozy_mcp.jsonutil import schema_digest
-from compozy_mcp.validation import compile_validator, input_error
+from compozy_mcp.validation import InputCheck
 from compozy_mcp.views import SELECTOR_FIELD, CompiledViews, ViewSpec, compile_views
 from compozy_mcp.views.selector import SELECTOR_SCHEMA
 
 if TYPE_CHECKING:
-    from jsonschema.protocols import Validator
-
     from compozy_mcp.native.context import ToolCall
 
 TOOL_ID = re.compile(r"^[a-z][a-z0-9]*__[a-z][a-z0-9_]*$")
@@ -84,7 +82,7 @@ class RegisteredTool:
     output_schema: Mapping[str, Any]
     output_schema_digest: str
     views: CompiledViews | None
-    _validator: Validator | None = field(default=None, repr=False)
+    input_check: InputCheck = field(repr=False)
 
     @property
     def id(self) -> str:
@@ -98,19 +96,9 @@ class RegisteredTool:
     def risk(self) -> Risk:
         return self.definition.risk
 
-    def validator(self) -> Validator:
-        """The compiled input validator (compiled on first use, then cached)."""
-        if self._validator is None:
-            self._validator = compile_validator(self.input_schema)
-        return self._validator
-
     def check_input(self, tool_input: Mapping[str, Any]) -> None:
         """Raise :class:`ToolInvalidInput` naming the field, if the input breaks the schema."""
-        validator = self.validator()
-        if not validator.is_valid(tool_input):
-            raise input_error(
-                self.id, validator.iter_errors(tool_input), code=self.definition.input_error_code
-            )
+        self.input_check.check(self.id, tool_input, code=self.definition.input_error_code)
 
     def invalid(self, message: str, *, field: str | None = None) -> ToolInvalidInput:
         code = self.definition.input_error_code
@@ -183,6 +171,7 @@ def register(defn: ToolDefinition) -> RegisteredTool:
         output_schema=output_schema,
         output_schema_digest=output_digest,
         views=views,
+        input_check=InputCheck(input_schema),
     )
 
 

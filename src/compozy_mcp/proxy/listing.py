@@ -10,20 +10,22 @@ from compozy_mcp.native.registry import RegisteredTool, Risk
 
 
 def risk_annotations(tool: RegisteredTool) -> ToolAnnotations:
-    """MCP hints for a risk class, each sent explicitly so no client relies on defaults.
+    """MCP hints for a risk class.
 
-    ``destructiveHint`` and ``idempotentHint`` mean something only when ``readOnlyHint`` is
-    false (MCP spec), so read-only tools carry just ``readOnlyHint`` and ``openWorldHint``.
+    The hints whose MCP defaults are the unsafe ones are always explicit: ``destructiveHint``
+    and ``openWorldHint`` default to true, so read-only tools say ``destructiveHint: false``
+    too rather than leave clients to remember it means something only when ``readOnlyHint`` is
+    false. ``idempotentHint`` (default false, the cautious answer) means something only for
+    tools that write, so read-only tools, idempotent by nature, leave it out: every byte of
+    the listing stays in the model's context.
     """
     risk = tool.risk
-    open_world = risk is Risk.OPEN_WORLD
-    if risk is Risk.READ:
-        return ToolAnnotations(read_only_hint=True, open_world_hint=open_world)
+    read_only = risk is Risk.READ
     return ToolAnnotations(
-        read_only_hint=False,
+        read_only_hint=read_only,
         destructive_hint=risk is Risk.DESTRUCTIVE,
-        idempotent_hint=tool.definition.idempotent,
-        open_world_hint=open_world,
+        idempotent_hint=None if read_only else tool.definition.idempotent,
+        open_world_hint=risk is Risk.OPEN_WORLD,
     )
 
 

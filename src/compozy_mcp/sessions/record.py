@@ -22,7 +22,7 @@ from compozy_mcp.sessions.model import (
     Selection,
     SessionState,
 )
-from compozy_mcp.store.base import ProfileRow, WorkspaceRow
+from compozy_mcp.store.base import ProfileRow, SessionRow, WorkspaceRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +31,7 @@ class RecordContext:
 
     profile: ProfileRow | None
     workspace: WorkspaceRow | None
-    children: Sequence[SessionState] = ()
+    children: Sequence[ChildSummary] = ()
 
 
 def _put(out: dict[str, Any], key: str, value: Any) -> None:
@@ -148,23 +148,51 @@ def _attention(state: SessionState) -> tuple[dict[str, Any] | None, dict[str, An
     return None, None, False
 
 
-def _children(children: Sequence[SessionState]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+@dataclass(frozen=True, slots=True)
+class ChildSummary:
+    """What a parent's record shows of one child. Built from the stored row, not the whole
+    validated state: a parent with many children is read often."""
+
+    session_id: str
+    kind: str
+    agent_name: str
+    name: str | None
+    state: str
+    spawn_role: str | None
+    failed: bool
+
+    @classmethod
+    def of(cls, row: SessionRow) -> ChildSummary:
+        doc = row.doc  # stored without defaults: absent means the model's default
+        lineage = doc["lineage"]
+        runtime_status = doc.get("runtime", {}).get("status", "unbound")
+        return cls(
+            session_id=row.id,
+            kind=lineage["kind"],
+            agent_name=row.agent_name,
+            name=doc.get("name"),
+            state=row.state,
+            spawn_role=lineage.get("spawn_role"),
+            failed=doc.get("failure") is not None or runtime_status == "failed",
+        )
+
+
+def _children(children: Sequence[ChildSummary]) -> tuple[list[dict[str, Any]], dict[str, int]]:
     items: list[dict[str, Any]] = []
     summary = {"total": 0, "active": 0, "stopped": 0, "failed": 0}
     for child in children:
-        lineage = child.lineage
         item: dict[str, Any] = {
-            "session_id": child.id,
-            "kind": lineage.kind,
+            "session_id": child.session_id,
+            "kind": child.kind,
             "agent_name": child.agent_name,
         }
         _put(item, "name", child.name)
         item["state"] = child.state
-        _put(item, "spawn_role", lineage.spawn_role)
+        _put(item, "spawn_role", child.spawn_role)
         items.append(item)
-        if lineage.kind == "spawn":
+        if child.kind == "spawn":
             summary["total"] += 1
-            if is_failed(child):
+            if child.failed:
                 summary["failed"] += 1
             elif child.state == "stopped":
                 summary["stopped"] += 1

@@ -45,7 +45,7 @@ from compozy_mcp.sessions.model import (
     TurnActivity,
 )
 from compozy_mcp.sessions.policy import narrow
-from compozy_mcp.sessions.record import RecordContext, session_record
+from compozy_mcp.sessions.record import ChildSummary, RecordContext, session_record
 from compozy_mcp.sessions.runtime import (
     BindFailed,
     RuntimeDriver,
@@ -101,6 +101,26 @@ def _checked(
             raise ReasoningEffortUnsupported(call.tool_id, str(exc)) from None
         raise ModelNotFound(call.tool_id, str(exc), reason=f"{exc.kind}_unknown") from None
     return selection
+
+
+def session_row(state: SessionState, *, seq: int = 0, version: int = 0) -> SessionRow:
+    """The store row of a session state: indexed columns and the document (without defaults)."""
+    return SessionRow(
+        id=state.id,
+        workspace_id=state.workspace_id,
+        profile_id=state.profile_id,
+        parent_session_id=state.lineage.parent_session_id,
+        root_session_id=state.lineage.root_session_id,
+        agent_name=state.agent_name,
+        state=state.state,
+        archived_at=state.archived_at,
+        ttl_expires_at=state.lineage.ttl_expires_at,
+        created_at=state.created_at,
+        updated_at=state.updated_at,
+        doc=state.model_dump(mode="json", exclude_defaults=True),
+        seq=seq,
+        version=version,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,25 +222,6 @@ class SessionService:
     def _state(row: SessionRow) -> SessionState:
         return SessionState.model_validate(row.doc)
 
-    @staticmethod
-    def _row(state: SessionState, *, seq: int = 0, version: int = 0) -> SessionRow:
-        return SessionRow(
-            id=state.id,
-            workspace_id=state.workspace_id,
-            profile_id=state.profile_id,
-            parent_session_id=state.lineage.parent_session_id,
-            root_session_id=state.lineage.root_session_id,
-            agent_name=state.agent_name,
-            state=state.state,
-            archived_at=state.archived_at,
-            ttl_expires_at=state.lineage.ttl_expires_at,
-            created_at=state.created_at,
-            updated_at=state.updated_at,
-            doc=state.model_dump(mode="json", exclude_defaults=True),
-            seq=seq,
-            version=version,
-        )
-
     def _load(
         self, reader: StoreReader, call: CallInfo, session_id: str
     ) -> tuple[SessionRow, SessionState]:
@@ -234,7 +235,7 @@ class SessionService:
     ) -> None:
         state.updated_at = self._now()
         try:
-            writer.update_session(self._row(state, seq=row.seq, version=row.version))
+            writer.update_session(session_row(state, seq=row.seq, version=row.version))
         except StaleWrite:  # pragma: no cover - the write lock makes this unreachable in SQLite
             raise ToolConflict(
                 call.tool_id,
@@ -251,9 +252,9 @@ class SessionService:
         for state in states:
             if state.workspace_id not in workspaces:
                 workspaces[state.workspace_id] = reader.workspace(state.workspace_id)
-        children: dict[str, list[SessionState]] = {}
+        children: dict[str, list[ChildSummary]] = {}
         for child in reader.children([s.id for s in states]):
-            children.setdefault(child.parent_session_id or "", []).append(self._state(child))
+            children.setdefault(child.parent_session_id or "", []).append(ChildSummary.of(child))
         return [
             session_record(
                 state,
@@ -269,7 +270,11 @@ class SessionService:
     def _stop_expired(self, writer: StoreWriter) -> None:
         """Stop sessions whose TTL has passed. Expiry is applied lazily, by the next call that
         looks at sessions, so no background process is needed."""
-        for row in writer.expired_sessions(self._now()):
+        for expired in writer.expired_sessions(self._now()):
+            # Stopping one may already have stopped another (its child): read it again.
+            row = writer.session(expired.id)
+            if row is None or row.state == "stopped":
+                continue
             state = self._state(row)
             self._stop(
                 writer,
@@ -433,7 +438,7 @@ class SessionService:
         state.pending_interactions = []
         self._unbind(state)
         state.updated_at = self._now()
-        writer.update_session(self._row(state, seq=row.seq, version=row.version))
+        writer.update_session(session_row(state, seq=row.seq, version=row.version))
         for child_row in writer.children([state.id]):
             child = self._state(child_row)
             if child.state != "stopped" and child.lineage.auto_stop_on_parent:
@@ -568,7 +573,7 @@ class SessionService:
             if selection is not None:
                 state.runtime.selected = selection
                 state.runtime.selection_revision = 1
-            writer.insert_session(self._row(state))
+            writer.insert_session(session_row(state))
             return self._record(writer, state)
 
     def archive(self, call: CallInfo, session_id: str) -> dict[str, Any]:
@@ -753,7 +758,7 @@ class SessionService:
             if source.runtime.selected is not None:
                 fork.runtime.selected = source.runtime.selected
                 fork.runtime.selection_revision = 1
-            writer.insert_session(self._row(fork))
+            writer.insert_session(session_row(fork))
             writer.append_turns(
                 [
                     TranscriptTurn(ident, t.turn, 0, t.role, t.text, t.created_at)
@@ -875,7 +880,7 @@ class SessionService:
                     "status": "queued",
                 }
             child.spawn_receipt = {"digest": request_digest, **receipt}
-            writer.insert_session(self._row(child))
+            writer.insert_session(session_row(child))
             writer.append_turns(turns)
             return self._spawn_result(child, receipt)
 

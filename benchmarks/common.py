@@ -1,0 +1,119 @@
+"""What every benchmark script shares: tables, statistics, machine facts and JSON output."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from compozy_mcp import jsonutil
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+#: packages whose versions decide the figures
+PACKAGES = ("compozy-mcp", "mcp", "mcp-types", "pydantic", "orjson", "httpx2", "uvicorn")
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain-text table: text columns left-aligned, numbers right-aligned."""
+    cells = [[_cell(value) for value in row] for row in rows]
+    widths = [len(h) for h in headers]
+    for row in cells:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    numeric = [
+        all(isinstance(row[i], int | float) for row in rows) if rows else False
+        for i in range(len(headers))
+    ]
+
+    def line(values: Sequence[str]) -> str:
+        parts = [
+            v.rjust(w) if numeric[i] else v.ljust(w)
+            for i, (v, w) in enumerate(zip(values, widths, strict=True))
+        ]
+        return "  ".join(parts).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(list(headers)), rule, *(line(row) for row in cells)])
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.3f}" if abs(value) < 10 else f"{value:,.1f}"
+    return str(value)
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """The ``fraction`` quantile by linear interpolation (``0.95`` is p95)."""
+    if not values:
+        raise ValueError("no values")
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * fraction
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def median(values: Sequence[float]) -> float:
+    return float(statistics.median(values))
+
+
+def spread(values: Sequence[float]) -> float:
+    """(max - min) / median: how far apart repeated sets landed."""
+    mid = median(values)
+    return (max(values) - min(values)) / mid if mid else 0.0
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _load() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def machine() -> dict[str, Any]:
+    """Where the figures were taken: CPUs, CPU model, load, Python and package versions."""
+    versions: dict[str, str] = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return {
+        "nproc": os.cpu_count(),
+        "cpu_model": _cpu_model(),
+        "load_average": _load(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "packages": versions,
+    }
+
+
+def machine_line(info: dict[str, Any]) -> str:
+    packages = ", ".join(f"{k} {v}" for k, v in info["packages"].items())
+    return (
+        f"machine: {info['nproc']} CPU(s), {info['cpu_model']}, load {info['load_average']}; "
+        f"Python {info['python']}; {packages}"
+    )
+
+
+def emit_json(payload: dict[str, Any]) -> None:
+    sys.stdout.write(jsonutil.dumps_pretty(payload) + "\n")

@@ -1,0 +1,423 @@
+"""Result bytes: compact and full results of every tool with views, on realistic records.
+
+Two apps are filled from the same seed (:mod:`benchmarks.records`); the same script of calls
+runs on both through the dispatcher, one asking for ``compact`` and the other for ``full``, so
+that tools that change state (rewind, fork, spawn ...) are measured on identical states. A
+figure is the bytes of the serialized structured result (what ``structuredContent`` and the
+text block each carry).
+
+    python -m benchmarks.result_bytes [--seed N] [--json] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from benchmarks.common import emit_json, machine, machine_line, median, table
+from benchmarks.records import DEFAULT_SEED, TASKS, Size, World, build_world, open_world_app
+from compozy_mcp import jsonutil
+from compozy_mcp.views import ResultView
+
+TARGET_TOOL = "compozy__session_status"
+TARGET_RATIO = 0.20
+SAMPLES = 8
+
+
+@dataclass(slots=True)
+class Recorder:
+    """Calls tools in one view and keeps each result's size (and the status records)."""
+
+    world: World
+    view: ResultView
+    sizes: dict[str, list[int]] = field(default_factory=dict)
+    status_records: list[dict[str, Any]] = field(default_factory=list)
+
+    async def measured(self, tool_id: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+        result = await self.world.app.dispatcher.call(
+            tool_id, {**tool_input, "result_view": self.view.value}
+        )
+        self.sizes.setdefault(tool_id, []).append(len(result.structured_json))
+        return result.structured
+
+    async def full(self, session_id: str) -> dict[str, Any]:
+        """An unmeasured read, for fences and states."""
+        result = await self.world.app.dispatcher.call(
+            "compozy__session_status", {"session_id": session_id, "result_view": "full"}
+        )
+        record: dict[str, Any] = result.structured["session"]
+        return record
+
+
+Step = Callable[[Recorder, random.Random, int], Awaitable[None]]
+
+
+async def _open(rec: Recorder, ids: list[str]) -> list[str]:
+    """The sessions of ``ids`` that are neither stopped nor archived."""
+    out = []
+    for session_id in ids:
+        record = await rec.full(session_id)
+        if record["state"] != "stopped" and record["archived_at"] is None:
+            out.append(session_id)
+    return out
+
+
+def _pick(rng: random.Random, pool: list[str], k: int) -> list[str]:
+    return rng.sample(pool, k=min(k, len(pool)))
+
+
+async def reads(rec: Recorder, rng: random.Random, k: int) -> None:
+    world = rec.world
+    for session_id in world.sessions:
+        structured = await rec.measured(TARGET_TOOL, {"session_id": session_id})
+        rec.status_records.append(structured["session"])
+    for archived in (False, True):
+        cursor: str | None = None
+        while True:
+            page_input: dict[str, Any] = {"limit": 20, "archived": archived}
+            if cursor:
+                page_input["cursor"] = cursor
+            page = await rec.measured("compozy__session_list", page_input)
+            cursor = page.get("next_cursor")
+            if cursor is None:
+                break
+    for root in _pick(rng, world.roots, k):
+        await rec.measured("compozy__session_list", {"parent_session_id": root})
+    await rec.measured("compozy__tool_list", {"limit": 500})
+    await rec.measured("compozy__tool_list", {"limit": 5})
+    await rec.measured("compozy__tool_list", {"toolset": "compozy__sessions"})
+    await rec.measured("compozy__skill_list", {})
+    for query in ("testing", "review", "release python", "database migrations"):
+        await rec.measured("compozy__skill_search", {"query": query})
+
+
+async def renames(rec: Recorder, rng: random.Random, k: int) -> None:
+    for session_id in _pick(rng, await _open(rec, rec.world.sessions), k):
+        await rec.measured(
+            "compozy__session_rename", {"session_id": session_id, "name": rng.choice(TASKS)}
+        )
+
+
+async def archive_cycle(rec: Recorder, rng: random.Random, k: int) -> None:
+    chosen = _pick(rng, await _open(rec, rec.world.sessions), k)
+    for session_id in chosen:
+        await rec.measured("compozy__session_archive", {"session_id": session_id})
+    for session_id in chosen:
+        await rec.measured("compozy__session_unarchive", {"session_id": session_id})
+
+
+async def runtime_changes(rec: Recorder, rng: random.Random, k: int) -> None:
+    for session_id in _pick(rng, await _open(rec, rec.world.sessions), k):
+        runtime = (await rec.full(session_id))["runtime"]
+        selected = runtime.get("selected") or {"provider": "claude"}
+        await rec.measured(
+            "compozy__session_runtime_set",
+            {
+                "session_id": session_id,
+                "provider": selected["provider"],
+                "selection_revision": runtime["selection_revision"],
+                "generation": runtime.get("generation", 0),
+            },
+        )
+
+
+async def continues(rec: Recorder, rng: random.Random, k: int) -> None:
+    for session_id in _pick(rng, await _open(rec, rec.world.sessions), k):
+        record = await rec.full(session_id)
+        await rec.measured(
+            "compozy__session_continue",
+            {
+                "session_id": session_id,
+                "prompt": "Carry on with the next step and report when the tests pass.",
+                "transcript_epoch": record.get("transcript_epoch", 0),
+                "generation": record["runtime"].get("generation", 0),
+            },
+        )
+
+
+async def rewinds(rec: Recorder, rng: random.Random, k: int) -> None:
+    for session_id in _pick(rng, await _open(rec, rec.world.sessions), k):
+        record = await rec.full(session_id)
+        await rec.measured(
+            "compozy__session_rewind",
+            {
+                "session_id": session_id,
+                "to_turn": 1,
+                "transcript_epoch": record.get("transcript_epoch", 0),
+                "generation": record["runtime"].get("generation", 0),
+            },
+        )
+
+
+async def forks(rec: Recorder, rng: random.Random, k: int) -> None:
+    for session_id in _pick(rng, await _open(rec, rec.world.sessions), k):
+        record = await rec.full(session_id)
+        await rec.measured(
+            "compozy__session_fork",
+            {"session_id": session_id, "transcript_epoch": record.get("transcript_epoch", 0)},
+        )
+
+
+async def spawns(rec: Recorder, rng: random.Random, k: int) -> None:
+    for parent in _pick(rng, await _open(rec, rec.world.roots), k):
+        await rec.measured(
+            "compozy__session_spawn",
+            {
+                "parent_session_id": parent,
+                "agent_name": "tester",
+                "ttl_seconds": 3600,
+                "name": "Write a regression test",
+                "prompt": "Write a test that fails on main and passes with the fix.",
+                "tools": ["compozy__session_status", "compozy__skill_*", "compozy__tool_info"],
+                "skills": ["python-testing"],
+                "mcp_servers": ["github"],
+                "workspace_paths": ["tests/upload"],
+                "worktree": rng.random() < 0.5,
+            },
+        )
+
+
+async def creates(rec: Recorder, rng: random.Random, k: int) -> None:
+    for index in range(k):
+        await rec.measured(
+            "compozy__session_create",
+            {
+                "agent_name": "general",
+                "name": rng.choice(TASKS),
+                "branch": f"fix/bench-{index}",
+                "provider": "claude",
+                "model": "claude-sonnet-5",
+            },
+        )
+
+
+async def clears(rec: Recorder, rng: random.Random, k: int) -> None:
+    for session_id in _pick(rng, await _open(rec, rec.world.sessions), k):
+        await rec.measured("compozy__session_runtime_clear", {"session_id": session_id})
+
+
+async def stops(rec: Recorder, rng: random.Random, k: int) -> None:
+    for session_id in _pick(rng, await _open(rec, rec.world.sessions), k):
+        await rec.measured(
+            "compozy__session_stop", {"session_id": session_id, "reason": "benchmark"}
+        )
+
+
+#: the script, in order: reads first (on the world as built), then each kind of change
+SCRIPT: tuple[Step, ...] = (
+    reads,
+    renames,
+    archive_cycle,
+    runtime_changes,
+    continues,
+    rewinds,
+    forks,
+    spawns,
+    creates,
+    clears,
+    stops,
+)
+
+
+async def run_script(seed: int, size: Size, view: ResultView, k: int) -> Recorder:
+    with (
+        tempfile.TemporaryDirectory(prefix="compozy-bench-") as home,
+        open_world_app(Path(home)) as (app, clock, driver),
+    ):
+        world = await build_world(app, clock, driver, seed, size)
+        rec = Recorder(world, view)
+        rng = random.Random(seed + 1)  # the same targets in both runs
+        for step in SCRIPT:
+            await step(rec, rng, k)
+        rec.world = world
+        return rec
+
+
+def field_bytes(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Bytes of each top-level field of the session records (``"key":value,``), summed."""
+    totals: Counter[str] = Counter()
+    for record in records:
+        for key, value in record.items():
+            totals[key] += len(jsonutil.dumps({key: value})) - 1  # braces out, comma in
+    grand = sum(totals.values())
+    return [
+        {"field": key, "bytes": n, "share": round(n / grand, 4)} for key, n in totals.most_common()
+    ]
+
+
+def world_facts(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the full session records hold, to judge how realistic they are."""
+    return {
+        "sessions": len(records),
+        "lineage": dict(Counter(r["lineage"]["kind"] for r in records)),
+        "badges": dict(Counter(r["badge"] for r in records)),
+        "bound_with_30_commands": sum(1 for r in records if len(r["available_commands"]) == 30),
+        "with_pending_interactions": sum(1 for r in records if r["pending_interactions"]),
+        "with_children": sum(1 for r in records if "children" in r),
+        "with_pull_request": sum(1 for r in records if r["pull_request"]),
+        "with_queue": sum(1 for r in records if "queue" in r),
+        "with_diagnostics": sum(1 for r in records if r["diagnostics"]),
+        "narrowed_policies": sum(
+            1 for r in records if r["lineage"]["permission_policy"]["tools"] != ["*"]
+        ),
+    }
+
+
+async def measure(seed: int, quick: bool) -> dict[str, Any]:
+    size = Size.quick() if quick else Size()
+    k = 2 if quick else SAMPLES
+    compact = await run_script(seed, size, ResultView.COMPACT, k)
+    full = await run_script(seed, size, ResultView.FULL, k)
+    tools: list[dict[str, Any]] = []
+    for tool in compact.world.app.dispatcher.registry:
+        if not tool.has_views:
+            continue
+        c_sizes, f_sizes = compact.sizes.get(tool.id, []), full.sizes.get(tool.id, [])
+        if len(c_sizes) != len(f_sizes):
+            raise AssertionError(f"{tool.id}: the two runs made different calls")
+        if not c_sizes:
+            tools.append({"tool_id": tool.id, "calls": 0})
+            continue
+        per_call = [c / f for c, f in zip(c_sizes, f_sizes, strict=True)]
+        tools.append(
+            {
+                "tool_id": tool.id,
+                "calls": len(c_sizes),
+                "compact_bytes": sum(c_sizes),
+                "full_bytes": sum(f_sizes),
+                "ratio": round(sum(c_sizes) / sum(f_sizes), 4),
+                "median_call_ratio": round(median(per_call), 4),
+                "max_call_ratio": round(max(per_call), 4),
+                "compact_median_bytes": int(median(c_sizes)),
+                "full_median_bytes": int(median(f_sizes)),
+            }
+        )
+    status = next(t for t in tools if t["tool_id"] == TARGET_TOOL)
+    bound = [
+        (c, f)
+        for c, f in zip(compact.status_records, full.status_records, strict=True)
+        if len(f["available_commands"]) == 30
+    ]
+    bound_ratio = (
+        sum(len(jsonutil.dumps(c)) for c, _ in bound)
+        / sum(len(jsonutil.dumps(f)) for _, f in bound)
+        if bound
+        else None
+    )
+    return {
+        "benchmark": "result_bytes",
+        "seed": seed,
+        "quick": quick,
+        "world": world_facts(full.status_records),
+        "tools": tools,
+        "targets": {
+            TARGET_TOOL: {
+                "target": f"compact <= {TARGET_RATIO:.0%} of full",
+                "value": status["ratio"],
+                "met": status["ratio"] <= TARGET_RATIO,
+                "bound_sessions_ratio": round(bound_ratio, 4) if bound_ratio else None,
+            }
+        },
+        "session_status_fields": {
+            "compact": field_bytes(compact.status_records),
+            "full": field_bytes(full.status_records),
+        },
+        "machine": machine(),
+    }
+
+
+def report(result: dict[str, Any]) -> str:
+    world = result["world"]
+    lines = [
+        f"Result bytes (seed {result['seed']}): {world['sessions']} sessions "
+        f"({', '.join(f'{k} {v}' for k, v in world['lineage'].items())}); "
+        f"{world['bound_with_30_commands']} bound with 30 commands, "
+        f"{world['narrowed_policies']} with narrowed policies, "
+        f"{world['with_pending_interactions']} with pending interactions, "
+        f"{world['with_children']} with children, {world['with_pull_request']} with a PR, "
+        f"{world['with_queue']} with a queue, {world['with_diagnostics']} with diagnostics",
+        f"badges: {world['badges']}",
+        "",
+    ]
+    rows = []
+    for t in result["tools"]:
+        if not t["calls"]:
+            rows.append([t["tool_id"], 0, "-", "-", "-", "-", "-"])
+            continue
+        rows.append(
+            [
+                t["tool_id"],
+                t["calls"],
+                t["compact_median_bytes"],
+                t["full_median_bytes"],
+                f"{t['ratio']:.1%}",
+                f"{t['median_call_ratio']:.1%}",
+                f"{t['max_call_ratio']:.1%}",
+            ]
+        )
+    lines.append(
+        table(
+            [
+                "tool",
+                "calls",
+                "compact (median B)",
+                "full (median B)",
+                "compact/full",
+                "median call",
+                "worst call",
+            ],
+            rows,
+        )
+    )
+    target = result["targets"][TARGET_TOOL]
+    lines += [
+        "",
+        f"target: {TARGET_TOOL} {target['target']}: {target['value']:.1%} over all records "
+        f"({'met' if target['met'] else 'MISSED'}); {target['bound_sessions_ratio']:.1%} "
+        "over sessions with a bound runtime",
+        "",
+        f"What {TARGET_TOOL} records are made of (bytes summed over all records):",
+        "",
+    ]
+    full_fields = {f["field"]: f for f in result["session_status_fields"]["full"]}
+    compact_fields = {f["field"]: f for f in result["session_status_fields"]["compact"]}
+    rows = [
+        [
+            name,
+            compact_fields[name]["bytes"] if name in compact_fields else 0,
+            f"{compact_fields[name]['share']:.1%}" if name in compact_fields else "-",
+            f["bytes"],
+            f"{f['share']:.1%}",
+        ]
+        for name, f in list(full_fields.items())[:14]
+    ]
+    lines.append(table(["field", "compact B", "compact share", "full B", "full share"], rows))
+    lines += ["", machine_line(result["machine"])]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.result_bytes", description=__doc__)
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="generator seed")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument("--quick", action="store_true", help="a small world, two calls per tool")
+    args = parser.parse_args(argv)
+    result = anyio.run(measure, args.seed, args.quick)
+    if args.json:
+        emit_json(result)
+    else:
+        print(report(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,252 @@
+"""The HTTP API routes (mounted at ``/api`` by the daemon): HTTP in, a Host API operation, JSON out.
+
+Routes translate, nothing more: path, query, header and body become the arguments of one
+:class:`~compozy_mcp.api.operations.HostAPI` operation, and its payload (or error) becomes the
+response. Request bodies are JSON objects of at most :data:`MAX_BODY_BYTES`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.convertors import PathConvertor, register_url_convertor
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from compozy_mcp import jsonutil
+from compozy_mcp.api.errors import (
+    BadRequest,
+    InternalError,
+    MethodNotAllowed,
+    RequestTooLarge,
+    RouteNotFound,
+    error_response,
+)
+from compozy_mcp.api.operations import (
+    SESSION_HEADER,
+    SESSION_LIST,
+    TOOL_SEARCH,
+    HostAPI,
+)
+from compozy_mcp.errors import CompozyError, ToolInvalidInput
+
+log = logging.getLogger(__name__)
+
+#: the largest request body accepted (the same limit as the MCP endpoint's)
+MAX_BODY_BYTES = 4 * 1024 * 1024
+#: ``GET /api/sessions`` query parameters: the ``compozy__session_list`` inputs
+SESSION_FILTERS = ("workspace_id", "state", "archived", "parent_session_id", "agent_name", "cursor")
+
+Handler = Callable[[Request], Awaitable[tuple[int, dict[str, Any]]]]
+
+
+def _id_convertor(*actions: str) -> PathConvertor:
+    """An id that may hold ``/`` (a client percent-encodes it; the operation then reports the
+    id as unknown) but does not end in one of the path's actions, so that a wrong method on an
+    action (``GET .../archive``) is a 405 rather than a lookup of the id ``x/archive``."""
+
+    class IdConvertor(PathConvertor):
+        regex = ".*" + "".join(f"(?<!/{action})" for action in actions)
+
+    return IdConvertor()
+
+
+register_url_convertor("compozy_tool_id", _id_convertor("invoke"))
+register_url_convertor("compozy_session_id", _id_convertor("archive", "unarchive"))
+
+
+def json_response(payload: dict[str, Any], status: int = 200) -> Response:
+    return Response(jsonutil.dumps(payload), status_code=status, media_type="application/json")
+
+
+def _endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        try:
+            status, payload = await handler(request)
+        except CompozyError as error:
+            return error_response(error)
+        except ClientDisconnect:  # gone before its body arrived: nobody reads the answer
+            return Response(status_code=400)
+        except Exception:  # the daemon keeps serving; the log has the traceback
+            log.exception("%s %s failed", request.method, request.url.path)
+            return error_response(InternalError("internal error; see the daemon's log"))
+        return json_response(payload, status)
+
+    return endpoint
+
+
+async def _body(request: Request) -> Any:
+    """The request body as JSON; ``None`` when it is empty."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise _too_large()
+    data = bytearray()
+    async for chunk in request.stream():
+        data += chunk
+        if len(data) > MAX_BODY_BYTES:
+            raise _too_large()
+    if not data.strip():
+        return None
+    try:
+        return jsonutil.loads(bytes(data))
+    except ValueError:
+        raise BadRequest("the request body is not valid JSON", reason="body_not_json") from None
+
+
+def _too_large() -> RequestTooLarge:
+    return RequestTooLarge(f"the request body is larger than {MAX_BODY_BYTES} bytes")
+
+
+async def _object_body(request: Request) -> dict[str, Any]:
+    body = await _body(request)
+    if body is None:
+        raise BadRequest("the request body is empty; send a JSON object", reason="body_missing")
+    if not isinstance(body, dict):
+        raise BadRequest("the request body must be a JSON object", reason="body_not_object")
+    return body
+
+
+def _session(request: Request) -> str | None:
+    return request.headers.get(SESSION_HEADER) or None
+
+
+def _integer(tool_id: str, name: str, text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ToolInvalidInput.for_field(tool_id, name, "must be an integer") from None
+
+
+def _boolean(tool_id: str, name: str, text: str) -> bool:
+    value = {"true": True, "1": True, "false": False, "0": False}.get(text.lower())
+    if value is None:
+        raise ToolInvalidInput.for_field(tool_id, name, "must be true or false")
+    return value
+
+
+class Routes:
+    def __init__(self, host: HostAPI, openapi: Callable[[], dict[str, Any]]) -> None:
+        self.host = host
+        self.openapi = openapi
+
+    async def openapi_document(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, self.openapi()
+
+    async def list_tools(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.list_tools(session=_session(request))
+
+    async def search_tools(self, request: Request) -> tuple[int, dict[str, Any]]:
+        query = request.query_params
+        limit = query.get("limit")
+        found = await self.host.search_tools(
+            query.get("q"),
+            limit=None if limit is None else _integer(TOOL_SEARCH, "limit", limit),
+            session=_session(request),
+        )
+        return 200, found
+
+    async def tool_info(self, request: Request) -> tuple[int, dict[str, Any]]:
+        tool_id = request.path_params["tool_id"]
+        return 200, await self.host.tool_info(tool_id, session=_session(request))
+
+    async def invoke(self, request: Request) -> tuple[int, dict[str, Any]]:
+        tool_id = request.path_params["tool_id"]
+        body = await _object_body(request)
+        extra = sorted(set(body) - {"input"})
+        if extra:
+            raise BadRequest(
+                f'the request body takes only "input" (the tool input); got "{extra[0]}"',
+                reason="body_invalid",
+            )
+        tool_input = body.get("input", {})
+        if not isinstance(tool_input, dict):
+            raise BadRequest(
+                'the request body field "input" must be a JSON object', reason="input_not_object"
+            )
+        return 200, await self.host.invoke(tool_id, tool_input, session=_session(request))
+
+    async def list_sessions(self, request: Request) -> tuple[int, dict[str, Any]]:
+        query = request.query_params
+        filters: dict[str, Any] = {name: query[name] for name in SESSION_FILTERS if name in query}
+        if "archived" in filters:
+            filters["archived"] = _boolean(SESSION_LIST, "archived", filters["archived"])
+        if "limit" in query:
+            filters["limit"] = _integer(SESSION_LIST, "limit", query["limit"])
+        return 200, await self.host.list_sessions(filters)
+
+    async def create_session(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 201, await self.host.create_session(await _object_body(request))
+
+    async def session_status(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.session_status(request.path_params["session_id"])
+
+    async def archive_session(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.archive_session(request.path_params["session_id"])
+
+    async def unarchive_session(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.unarchive_session(request.path_params["session_id"])
+
+    def table(self) -> list[Route]:
+        """Every route, in matching order: one per path, with its methods."""
+        spec: list[tuple[str, str, Handler]] = [
+            ("/openapi.json", "GET", self.openapi_document),
+            ("/tools", "GET", self.list_tools),
+            ("/tools/search", "GET", self.search_tools),
+            ("/tools/{tool_id:path}/invoke", "POST", self.invoke),
+            ("/tools/{tool_id:compozy_tool_id}", "GET", self.tool_info),
+            ("/sessions", "GET", self.list_sessions),
+            ("/sessions", "POST", self.create_session),
+            ("/sessions/{session_id:path}/archive", "POST", self.archive_session),
+            ("/sessions/{session_id:path}/unarchive", "POST", self.unarchive_session),
+            ("/sessions/{session_id:compozy_session_id}", "GET", self.session_status),
+        ]
+        by_path: dict[str, dict[str, Handler]] = {}
+        for path, method, handler in spec:
+            by_path.setdefault(path, {})[method] = handler
+        return [
+            Route(path, _endpoint(_by_method(handlers)), methods=list(handlers))
+            for path, handlers in by_path.items()
+        ]
+
+
+def _by_method(handlers: dict[str, Handler]) -> Handler:
+    """One handler for a path; the route has already refused a method it does not take."""
+    if len(handlers) == 1:
+        return next(iter(handlers.values()))
+
+    async def handler(request: Request) -> tuple[int, dict[str, Any]]:
+        method = "GET" if request.method == "HEAD" else request.method
+        return await handlers[method](request)
+
+    return handler
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own 404 and 405 (no route, wrong method), as JSON errors."""
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        allow = (exc.headers or {}).get("Allow", "")
+        error: CompozyError = MethodNotAllowed(
+            f"{request.method} is not allowed on {request.url.path}; allowed: {allow}"
+        )
+        return error_response(error, {"Allow": allow} if allow else None)
+    if exc.status_code == 404:
+        return error_response(RouteNotFound(f"no route {request.url.path}"))
+    return error_response(InternalError(f"HTTP {exc.status_code}: {exc.detail}"))
+
+
+EXCEPTION_HANDLERS: dict[Any, Any] = {HTTPException: http_error}
+
+
+def api_app(host: HostAPI) -> Starlette:
+    """The API as an ASGI app whose paths are relative to its mount point (``/api``)."""
+    from compozy_mcp.api.openapi import document
+
+    app = Starlette(routes=Routes(host, document).table(), exception_handlers=EXCEPTION_HANDLERS)
+    app.router.redirect_slashes = False
+    return app

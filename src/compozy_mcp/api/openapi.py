@@ -1,0 +1,307 @@
+"""The OpenAPI 3.1 document of the HTTP API (``GET /api/openapi.json``).
+
+Schemas are the ones the code itself uses: ``ToolDescriptorPayload`` is the descriptor schema
+with ``tool_id`` for ``id``, ``SessionPayload`` is the full session record schema, the session
+inputs are the native tools' input schemas. JSON Schema 2020-12 is OpenAPI 3.1's dialect, so
+they are used as they are. Tests check that every route is here and every response validates.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Any
+
+from compozy_mcp import __version__
+from compozy_mcp.api.app import MAX_BODY_BYTES
+from compozy_mcp.api.errors import STATUS_BY_CODE
+from compozy_mcp.api.operations import (
+    SESSION_CREATE,
+    SESSION_HEADER,
+    SESSION_LIST,
+    TOOL_SEARCH,
+    input_schema,
+)
+from compozy_mcp.info.descriptors import DESCRIPTOR_SCHEMA
+from compozy_mcp.native.schemas import OPEN_OBJECT, SESSION_RECORD, STRING, array, obj
+
+Schema = dict[str, Any]
+REFS = "#/components/schemas/"
+OBJECT_INPUT = {**OPEN_OBJECT, "description": "The tool input; result_view goes here."}
+
+
+def ref(name: str) -> Schema:
+    return {"$ref": REFS + name}
+
+
+def _descriptor_payload() -> Schema:
+    """The descriptor schema with ``tool_id`` in place of ``id`` (upstream's payload)."""
+    schema = copy.deepcopy(DESCRIPTOR_SCHEMA)
+    schema["properties"] = {
+        ("tool_id" if name == "id" else name): value for name, value in schema["properties"].items()
+    }
+    schema["required"] = ["tool_id" if name == "id" else name for name in schema["required"]]
+    return schema
+
+
+ERROR = obj(
+    {
+        "error": obj(
+            {"code": STRING, "reason": STRING, "message": STRING},
+            {"tool_id": STRING, "details": OPEN_OBJECT},
+        )
+    }
+)
+ARTIFACT = obj({"uri": STRING, "mime_type": STRING, "bytes": {"type": "integer"}, "sha256": STRING})
+ENVELOPE = obj(
+    {"structured": OPEN_OBJECT, "preview": STRING},
+    {"truncated": {"type": "boolean", "const": True}, "artifacts": array(ARTIFACT)},
+)
+
+
+def schemas() -> dict[str, Schema]:
+    return {
+        "Error": ERROR,
+        "ToolDescriptorPayload": _descriptor_payload(),
+        "ToolList": obj({"tools": array(ref("ToolDescriptorPayload"))}),
+        "ToolInfo": obj({"tool": ref("ToolDescriptorPayload")}),
+        "ToolSearch": obj({"query": STRING, "tools": array(ref("ToolDescriptorPayload"))}),
+        "InvokeRequest": obj(optional={"input": OBJECT_INPUT}),
+        "ToolResult": ENVELOPE,
+        "InvokeResponse": obj({"result": ref("ToolResult")}),
+        "SessionPayload": SESSION_RECORD,
+        "SessionResponse": obj({"session": ref("SessionPayload")}),
+        "SessionPage": obj({"sessions": array(ref("SessionPayload"))}, {"next_cursor": STRING}),
+        "SessionCreateRequest": input_schema(SESSION_CREATE),
+    }
+
+
+#: why each error status happens, for the response descriptions
+ERROR_CAUSES = {
+    400: "Invalid input: a bad body, query or tool input (tool_invalid_input, invalid_request).",
+    401: "A bearer token is required and missing or wrong (unauthorized).",
+    403: "The call is denied (tool_denied), or a browser Origin is not allowed (forbidden).",
+    404: "Unknown tool (tool_not_found) or session, workspace, profile (not_found).",
+    409: "A stale fence or another conflict (tool_conflict).",
+    413: f"The request body is larger than {MAX_BODY_BYTES} bytes (request_too_large).",
+    421: "The Host header names no address this daemon serves (misdirected_request).",
+    422: "Unknown provider or model, or unsupported reasoning effort "
+    "(model_not_found, reasoning_effort_unsupported).",
+    500: "The tool or the daemon failed (tool_backend_failed, internal_error).",
+    507: "The result could not be stored as an artifact (tool_result_persistence_failed).",
+}
+#: statuses every route can answer, before the route runs
+GUARD = (401, 403, 421, 500)
+
+
+def _responses(ok: int, body: str, *errors: int) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        str(ok): {
+            "description": "OK" if ok == 200 else "Created",
+            "content": {"application/json": {"schema": ref(body)}},
+        }
+    }
+    for status in sorted({*errors, *GUARD}):
+        out[str(status)] = {"$ref": f"#/components/responses/E{status}"}
+    return out
+
+
+def _query(name: str, schema: Schema, description: str, *, required: bool = False) -> Schema:
+    return {
+        "name": name,
+        "in": "query",
+        "required": required,
+        "schema": schema,
+        "description": description,
+    }
+
+
+def _path(name: str, description: str) -> Schema:
+    return {
+        "name": name,
+        "in": "path",
+        "required": True,
+        "schema": STRING,
+        "description": description,
+    }
+
+
+def _json_body(schema: str) -> Schema:
+    return {"required": True, "content": {"application/json": {"schema": ref(schema)}}}
+
+
+SESSION_PARAM = {"$ref": "#/components/parameters/Session"}
+TOOL_ID = _path("tool_id", "A tool id, such as compozy__session_status.")
+SESSION_ID = _path("session_id", "A session id.")
+
+
+def _session_list_parameters() -> list[Schema]:
+    properties = input_schema(SESSION_LIST)["properties"]
+    return [
+        _query(name, properties[name], f"compozy__session_list input {name!r}.")
+        for name in (
+            "limit",
+            "cursor",
+            "workspace_id",
+            "state",
+            "archived",
+            "parent_session_id",
+            "agent_name",
+        )
+    ]
+
+
+def _paths() -> dict[str, Any]:
+    search = input_schema(TOOL_SEARCH)["properties"]
+    session_ops = (404,)
+    return {
+        "/api/openapi.json": {
+            "get": {
+                "operationId": "openapi",
+                "summary": "This document.",
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "content": {"application/json": {"schema": OPEN_OBJECT}},
+                    },
+                    **{str(s): {"$ref": f"#/components/responses/E{s}"} for s in GUARD},
+                },
+            }
+        },
+        "/api/tools": {
+            "get": {
+                "operationId": "listTools",
+                "summary": "The tools the caller may use, as ToolDescriptorPayloads.",
+                "parameters": [SESSION_PARAM],
+                "responses": _responses(200, "ToolList"),
+            }
+        },
+        "/api/tools/search": {
+            "get": {
+                "operationId": "searchTools",
+                "summary": "Tools matching the query's words, best match first.",
+                "parameters": [
+                    _query("q", search["query"], "The words to search for.", required=True),
+                    _query("limit", search["limit"], "At most this many tools (default 10)."),
+                    SESSION_PARAM,
+                ],
+                "responses": _responses(200, "ToolSearch", 400),
+            }
+        },
+        "/api/tools/{tool_id}": {
+            "get": {
+                "operationId": "toolInfo",
+                "summary": "One tool's descriptor, with output_views for tools with views.",
+                "parameters": [TOOL_ID, SESSION_PARAM],
+                "responses": _responses(200, "ToolInfo", 404),
+            }
+        },
+        "/api/tools/{tool_id}/invoke": {
+            "post": {
+                "operationId": "invokeTool",
+                "summary": "Invoke a tool through the dispatcher; result_view goes inside input.",
+                "parameters": [TOOL_ID, SESSION_PARAM],
+                "requestBody": _json_body("InvokeRequest"),
+                "responses": _responses(200, "InvokeResponse", 400, 403, 404, 409, 413, 422, 507),
+            }
+        },
+        "/api/sessions": {
+            "get": {
+                "operationId": "listSessions",
+                "summary": "Sessions, newest first, as full SessionPayloads; follow next_cursor.",
+                "parameters": _session_list_parameters(),
+                "responses": _responses(200, "SessionPage", 400),
+            },
+            "post": {
+                "operationId": "createSession",
+                "summary": "Create a session; the body is the compozy__session_create input.",
+                "requestBody": _json_body("SessionCreateRequest"),
+                "responses": _responses(201, "SessionResponse", 400, 404, 409, 413, 422),
+            },
+        },
+        "/api/sessions/{session_id}": {
+            "get": {
+                "operationId": "sessionStatus",
+                "summary": "One session's full SessionPayload.",
+                "parameters": [SESSION_ID],
+                "responses": _responses(200, "SessionResponse", *session_ops),
+            }
+        },
+        "/api/sessions/{session_id}/archive": {
+            "post": {
+                "operationId": "archiveSession",
+                "summary": "Archive a session (idempotent); no request body.",
+                "parameters": [SESSION_ID],
+                "responses": _responses(200, "SessionResponse", *session_ops),
+            }
+        },
+        "/api/sessions/{session_id}/unarchive": {
+            "post": {
+                "operationId": "unarchiveSession",
+                "summary": "Return an archived session to the board (idempotent); no request body.",
+                "parameters": [SESSION_ID],
+                "responses": _responses(200, "SessionResponse", *session_ops),
+            }
+        },
+    }
+
+
+DESCRIPTION = f"""The compozy daemon's HTTP API, served by `compozy serve` on TCP (default
+127.0.0.1:8765) and on a Unix socket (default $COMPOZY_HOME/compozy.sock, mode 0600). The hosted
+MCP endpoint is `/mcp` on the same listeners (not described here).
+
+Every error is `{{"error": {{"code", "reason", "message", "tool_id"?, "details"?}}}}`; the
+message of input errors and denials is redacted to `invalid tool request` / `tool invocation
+denied`.
+Besides the statuses listed per operation, an unknown path answers 404 (`not_found`,
+`route_not_found`) and a method a path does not take answers 405 (`method_not_allowed`, with
+`Allow`). Status by error code: {", ".join(f"{c} {s}" for c, s in STATUS_BY_CODE.items())}.
+
+A loopback daemon accepts only loopback `Host` (and `Origin`) headers. When a token is set
+(required for a non-loopback host), every request needs `Authorization: Bearer <token>`."""
+
+
+@functools.cache
+def document() -> dict[str, Any]:
+    errors = {
+        f"E{status}": {
+            "description": cause,
+            "content": {"application/json": {"schema": ref("Error")}},
+        }
+        for status, cause in ERROR_CAUSES.items()
+    }
+    return copy.deepcopy(
+        {
+            "openapi": "3.1.0",
+            "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
+            "info": {
+                "title": "compozy daemon API",
+                "version": __version__,
+                "description": DESCRIPTION,
+            },
+            "servers": [{"url": "http://127.0.0.1:8765"}],
+            "security": [{}, {"bearer": []}],
+            "paths": _paths(),
+            "components": {
+                "schemas": schemas(),
+                "responses": errors,
+                "parameters": {
+                    "Session": {
+                        "name": SESSION_HEADER,
+                        "in": "header",
+                        "required": False,
+                        "schema": STRING,
+                        "description": "Make the call as this managed session: its permission "
+                        "policy decides which tools it sees and may call.",
+                    }
+                },
+                "securitySchemes": {
+                    "bearer": {
+                        "type": "http",
+                        "scheme": "bearer",
+                        "description": "COMPOZY_TOKEN / --token of `compozy serve`.",
+                    }
+                },
+            },
+        }
+    )

@@ -1,0 +1,44 @@
+"""``compozy catalog release-note``: what changed for the tools with result views."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from compozy_mcp.cli.errors import EXIT_OK
+
+FORMATS = ("markdown", "text", "json")
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    catalog = commands.add_parser("catalog", help="facts about the native tool catalog")
+    catalog_commands = catalog.add_subparsers(
+        dest="catalog_command", metavar="SUBCOMMAND", required=True
+    )
+    note = catalog_commands.add_parser(
+        "release-note",
+        help="the release note: every tool whose default changed, and the fields that moved to "
+        "the full view",
+    )
+    note.add_argument(
+        "-o",
+        "--output",
+        choices=FORMATS,
+        default="markdown",
+        help="output format (default: markdown)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    # the registry only: no store, no MCP SDK
+    from compozy_mcp import jsonutil, releasenote
+    from compozy_mcp.native import build_registry
+
+    found = releasenote.changes(build_registry())
+    if args.output == "json":
+        sys.stdout.write(jsonutil.dumps_pretty(releasenote.payload(found)) + "\n")
+    elif args.output == "text":
+        sys.stdout.write(releasenote.text(found))
+    else:
+        sys.stdout.write(releasenote.markdown(found))
+    return EXIT_OK

@@ -1,0 +1,196 @@
+"""The Host API of a daemon, over its HTTP API (TCP or Unix socket), with httpx2.
+
+Each operation is one request; a success returns the response payload as it came, an error
+raises :class:`RemoteError` carrying the daemon's (already redacted) error payload, so that the
+CLI prints the same JSON and exits with the same code as it would in-process. A daemon that
+cannot be reached is a :class:`DaemonUnreachable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+import httpx2
+
+from compozy_mcp import jsonutil
+from compozy_mcp.api.operations import SESSION_HEADER
+from compozy_mcp.cli.client import Target
+from compozy_mcp.errors import SetupError, ToolError
+
+CONNECT_TIMEOUT = 5.0
+#: a tool call may take long; the daemon has its own limits
+READ_TIMEOUT = 300.0
+START_HINT = "is `compozy serve` running?"
+
+
+class DaemonUnreachable(SetupError):
+    code = "daemon_unreachable"
+    default_reason = "daemon_unreachable"
+
+
+class DaemonUnauthorized(SetupError):
+    """The daemon wants a bearer token (``COMPOZY_TOKEN``) and did not get the right one."""
+
+    code = "unauthorized"
+    default_reason = "token_missing"
+
+
+class RemoteError(ToolError):
+    """An error the daemon reported, reproduced verbatim: its payload is already redacted."""
+
+    def __init__(self, payload: Mapping[str, Any], status: int) -> None:
+        super().__init__(
+            str(payload.get("tool_id", "")),
+            str(payload.get("message", "")),
+            reason=str(payload.get("reason", "")),
+        )
+        self._payload = dict(payload)
+        self.status = status
+
+    @property
+    def error_code(self) -> str:
+        return str(self._payload.get("code", "internal_error"))
+
+    def payload(self, *, redact: bool) -> dict[str, Any]:
+        return dict(self._payload)
+
+
+def _segment(value: str) -> str:
+    return quote(value, safe="")
+
+
+def _query(values: Mapping[str, Any]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        out[name] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    return out
+
+
+class RemoteHost:
+    """A daemon's Host API. The HTTP client is made on first use, in the caller's event loop."""
+
+    def __init__(self, target: Target, *, token: str | None = None) -> None:
+        self.target = target
+        self._token = token
+        self._client: httpx2.AsyncClient | None = None
+
+    def _http(self) -> httpx2.AsyncClient:
+        if self._client is None:
+            transport = None
+            if self.target.socket is not None:
+                transport = httpx2.AsyncHTTPTransport(uds=str(self.target.socket))
+            headers = {"Accept": "application/json"}
+            if self._token:
+                headers["Authorization"] = f"Bearer {self._token}"
+            self._client = httpx2.AsyncClient(
+                base_url=self.target.base_url,
+                transport=transport,
+                headers=headers,
+                timeout=httpx2.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
+                trust_env=False,  # a local daemon is never reached through a proxy
+            )
+        return self._client
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        body: Any = None,
+        session: str | None = None,
+    ) -> dict[str, Any]:
+        headers = {SESSION_HEADER: session} if session else {}
+        content = None
+        if body is not None:
+            content = jsonutil.dumps(body)
+            headers["Content-Type"] = "application/json"
+        try:
+            response = await self._http().request(
+                method,
+                "/api" + path,
+                params=_query(params or {}),
+                content=content,
+                headers=headers,
+            )
+        except httpx2.TimeoutException:
+            raise DaemonUnreachable(
+                f"the compozy daemon at {self.target} did not answer in time",
+                reason="daemon_timeout",
+            ) from None
+        except httpx2.TransportError as exc:
+            raise DaemonUnreachable(
+                f"cannot reach the compozy daemon at {self.target} ({exc or type(exc).__name__}); "
+                f"{START_HINT}"
+            ) from None
+        try:
+            payload = jsonutil.loads(response.content)
+        except ValueError:
+            payload = None
+        if not isinstance(payload, dict):
+            raise DaemonUnreachable(
+                f"{self.target} answered HTTP {response.status_code} without a JSON object; "
+                "is it a compozy daemon?",
+                reason="not_a_daemon",
+            )
+        if response.status_code >= 400:
+            error = payload.get("error")
+            if not isinstance(error, dict):
+                raise DaemonUnreachable(
+                    f"{self.target} answered HTTP {response.status_code} without an error "
+                    "payload; is it a compozy daemon?",
+                    reason="not_a_daemon",
+                )
+            if response.status_code == 401:
+                raise DaemonUnauthorized(
+                    f"{error.get('message', 'unauthorized')}; set COMPOZY_TOKEN",
+                    reason=str(error.get("reason", "token_missing")),
+                )
+            raise RemoteError(error, response.status_code)
+        return payload
+
+    # --- tools -------------------------------------------------------------------------------
+
+    async def list_tools(self, *, session: str | None = None) -> dict[str, Any]:
+        return await self._request("GET", "/tools", session=session)
+
+    async def tool_info(self, tool_id: str, *, session: str | None = None) -> dict[str, Any]:
+        return await self._request("GET", f"/tools/{_segment(tool_id)}", session=session)
+
+    async def search_tools(
+        self, query: str | None, *, limit: int | None = None, session: str | None = None
+    ) -> dict[str, Any]:
+        params = {"q": query, "limit": limit}
+        return await self._request("GET", "/tools/search", params=params, session=session)
+
+    async def invoke(
+        self, tool_id: str, tool_input: Any, *, session: str | None = None
+    ) -> dict[str, Any]:
+        path = f"/tools/{_segment(tool_id)}/invoke"
+        return await self._request("POST", path, body={"input": tool_input}, session=session)
+
+    # --- sessions ----------------------------------------------------------------------------
+
+    async def list_sessions(self, filters: Mapping[str, Any]) -> dict[str, Any]:
+        return await self._request("GET", "/sessions", params=filters)
+
+    async def session_status(self, session_id: str) -> dict[str, Any]:
+        return await self._request("GET", f"/sessions/{_segment(session_id)}")
+
+    async def create_session(self, fields: Any) -> dict[str, Any]:
+        return await self._request("POST", "/sessions", body=fields)
+
+    async def archive_session(self, session_id: str) -> dict[str, Any]:
+        return await self._request("POST", f"/sessions/{_segment(session_id)}/archive")
+
+    async def unarchive_session(self, session_id: str) -> dict[str, Any]:
+        return await self._request("POST", f"/sessions/{_segment(session_id)}/unarchive")
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None

@@ -1,0 +1,98 @@
+"""``compozy serve``: the daemon. One process serves the HTTP API at ``/api`` and the hosted MCP
+endpoint at ``/mcp`` on TCP (default ``127.0.0.1:8765``) and on a Unix socket (default
+``$COMPOZY_HOME/compozy.sock``, mode 0600), both at once unless ``--no-uds`` or ``--no-tcp``.
+
+A host that is not a loopback address needs a bearer token (``--token`` or ``COMPOZY_TOKEN``);
+when a token is set, every request on every listener must carry it. SIGINT or SIGTERM stops
+the daemon cleanly and removes the socket file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+from pathlib import Path
+
+from compozy_mcp.cli.errors import EXIT_OK
+from compozy_mcp.errors import ConfigError
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+SOCKET_NAME = "compozy.sock"
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    serve = commands.add_parser(
+        "serve", help="run the daemon: the HTTP API (/api) and MCP (/mcp) on TCP and a socket"
+    )
+    serve.add_argument(
+        "--host", default=DEFAULT_HOST, help=f"TCP address to listen on (default {DEFAULT_HOST})"
+    )
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one, printed on start)",
+    )
+    serve.add_argument(
+        "--uds", metavar="PATH", help=f"Unix socket path (default $COMPOZY_HOME/{SOCKET_NAME})"
+    )
+    only = serve.add_mutually_exclusive_group()
+    only.add_argument("--no-uds", action="store_true", help="serve TCP only")
+    only.add_argument("--no-tcp", action="store_true", help="serve the Unix socket only")
+    serve.add_argument(
+        "--token",
+        help="require this bearer token on every request (default: $COMPOZY_TOKEN); "
+        "required for a non-loopback --host",
+    )
+
+
+def _say(text: str) -> None:
+    print(f"compozy serve: {text}", file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    from compozy_mcp import net
+    from compozy_mcp.api import daemon
+    from compozy_mcp.api.auth import Access
+    from compozy_mcp.cli.proxy import client_setup
+    from compozy_mcp.app import open_app
+    from compozy_mcp.config import Settings
+
+    tcp, uds = not args.no_tcp, not args.no_uds
+    token = args.token or os.environ.get("COMPOZY_TOKEN") or None
+    if tcp and not net.is_loopback(args.host) and token is None:
+        raise ConfigError(
+            f"--host {args.host} is not a loopback address: set a bearer token with --token or "
+            "COMPOZY_TOKEN (every request must then carry it)"
+        )
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"--port must be between 0 and 65535, got {args.port}")
+    settings = Settings.from_env()
+    path = Path(args.uds).expanduser() if args.uds else settings.home / SOCKET_NAME
+
+    sockets: list[socket.socket] = []
+    socket_files: list[Path] = []
+    try:
+        with open_app(settings) as app:
+            if tcp:
+                sockets.append(net.bind_tcp(args.host, args.port))
+                port = sockets[-1].getsockname()[1]
+                shown = f"[{args.host}]" if ":" in args.host else args.host
+                _say(f"listening on http://{shown}:{port} (API /api, MCP /mcp)")
+                print(client_setup(f"http://{shown}:{port}/mcp"), file=sys.stderr, flush=True)
+            if uds:
+                sockets.append(net.bind_uds(path))
+                socket_files.append(path)
+                _say(f"listening on unix:{path} (API /api, MCP /mcp)")
+            if token is not None:
+                _say("a bearer token is required on every request")
+            access = Access.for_host(args.host if tcp else "localhost", token)
+            net.serve(daemon.daemon_app(app, access), sockets, socket_files=socket_files)
+    finally:
+        for sock in sockets:
+            sock.close()
+    _say("stopped")
+    return EXIT_OK

@@ -1,0 +1,201 @@
+"""``compozy session status | list | create | archive | unarchive``: the session routes of the
+Host API (the complete ``SessionPayload``, never a view), in-process or against a daemon.
+
+``-o json`` prints exactly what the HTTP route returns (``{"session": ...}`` or
+``{"sessions": [...], "next_cursor"?}``); text output is a readable summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from compozy_mcp import jsonutil
+from compozy_mcp.cli.client import call
+from compozy_mcp.cli.errors import EXIT_OK
+from compozy_mcp.cli.options import Command, output_options
+
+
+def _runtime(runtime: dict[str, Any]) -> str:
+    text = str(runtime["status"])
+    selection = runtime.get("effective") or runtime.get("selected")
+    if selection:
+        chosen = "/".join(selection[k] for k in ("provider", "model") if k in selection)
+        if "reasoning_effort" in selection:
+            chosen += f" ({selection['reasoning_effort']})"
+        text += f"  {chosen}"
+    text += f"  generation {runtime.get('generation', 0)}"
+    return text + f"  selection_revision {runtime['selection_revision']}"
+
+
+def summary(session: dict[str, Any]) -> list[str]:
+    """A few lines a person reads; ``-o json`` has the whole record."""
+    title = session["id"] + (f"  {session['name']}" if session.get("name") else "")
+    where = session.get("workspace_id", "-")
+    if session.get("branch"):
+        where += f"  branch {session['branch']}"
+    lineage = session.get("lineage", {})
+    lines = [
+        title,
+        f"  agent:      {session['agent_name']} ({session.get('type', 'user')})",
+        f"  state:      {session['state']}  badge {session['badge']}  "
+        f"column {session.get('board_column', '-')}",
+        f"  workspace:  {where}",
+        f"  runtime:    {_runtime(session['runtime'])}",
+        f"  fences:     transcript_epoch {session.get('transcript_epoch', 0)}",
+    ]
+    if lineage:
+        parent = lineage.get("parent_session_id")
+        lines.append(
+            f"  lineage:    {lineage['kind']}"
+            + (f" of {parent}" if parent else "")
+            + f"  root {lineage.get('root_session_id', session['id'])}"
+        )
+    pending = session.get("pending_interactions", [])
+    if pending:
+        lines.append(f"  pending:    {len(pending)} interaction{'s' if len(pending) != 1 else ''}")
+        lines.extend(
+            f"    {item['interaction_id']} {item['kind']}"
+            + (f": {item['title']}" if item.get("title") else "")
+            for item in pending
+        )
+    if session.get("stop_reason"):
+        lines.append(
+            f"  stopped:    {session['stop_reason']} {session.get('stop_detail', '')}".rstrip()
+        )
+    if session.get("archived_at"):
+        lines.append(f"  archived:   {session['archived_at']}")
+    lines.append(f"  created:    {session['created_at']}  updated {session['updated_at']}")
+    return lines
+
+
+def _print(args: argparse.Namespace, payload: dict[str, Any]) -> int:
+    if args.output == "json":
+        print(jsonutil.dumps_pretty(payload))
+    else:
+        print("\n".join(summary(payload["session"])))
+    return EXIT_OK
+
+
+def status(args: argparse.Namespace) -> int:
+    return _print(args, call(lambda host: host.session_status(args.session_id)))
+
+
+def archive(args: argparse.Namespace) -> int:
+    return _print(args, call(lambda host: host.archive_session(args.session_id)))
+
+
+def unarchive(args: argparse.Namespace) -> int:
+    return _print(args, call(lambda host: host.unarchive_session(args.session_id)))
+
+
+CREATE_FLAGS = {
+    "agent": "agent_name",
+    "id": "session_id",
+    "name": "name",
+    "workspace": "workspace_id",
+    "profile": "profile_id",
+    "type": "type",
+    "branch": "branch",
+    "provider": "provider",
+    "model": "model",
+    "reasoning_effort": "reasoning_effort",
+}
+
+
+def create(args: argparse.Namespace) -> int:
+    fields = {
+        name: getattr(args, flag)
+        for flag, name in CREATE_FLAGS.items()
+        if getattr(args, flag) is not None
+    }
+    return _print(args, call(lambda host: host.create_session(fields)))
+
+
+def list_sessions(args: argparse.Namespace) -> int:
+    filters: dict[str, Any] = {
+        "workspace_id": args.workspace,
+        "state": args.state,
+        "agent_name": args.agent,
+        "parent_session_id": args.parent,
+        "limit": args.limit,
+        "cursor": args.cursor,
+    }
+    filters = {name: value for name, value in filters.items() if value is not None}
+    if args.archived:
+        filters["archived"] = True
+    page = call(lambda host: host.list_sessions(filters))
+    if args.output == "json":
+        print(jsonutil.dumps_pretty(page))
+        return EXIT_OK
+    sessions = page["sessions"]
+    if not sessions:
+        print("no sessions")
+    else:
+        width = max(len(s["id"]) for s in sessions)
+        head = f"{'ID':<{width}}  {'STATE':<8}  {'BADGE':<17}  {'AGENT':<12}  {'UPDATED':<20}"
+        print(f"{head}  NAME")
+        for s in sessions:
+            print(
+                f"{s['id']:<{width}}  {s['state']:<8}  {s['badge']:<17}  {s['agent_name']:<12}  "
+                f"{s['updated_at']:<20}  {s.get('name', '')}".rstrip()
+            )
+    if "next_cursor" in page:
+        print(f"more: compozy session list --cursor {page['next_cursor']}")
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Command] = {
+    "status": status,
+    "list": list_sessions,
+    "create": create,
+    "archive": archive,
+    "unarchive": unarchive,
+}
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    session = commands.add_parser(
+        "session", help="read, list, create and archive sessions (complete records)"
+    )
+    sub = session.add_subparsers(dest="session_command", metavar="SUBCOMMAND", required=True)
+
+    for name, text in (
+        ("status", "show one session"),
+        ("archive", "archive a session"),
+        ("unarchive", "return an archived session to the board"),
+    ):
+        cmd = sub.add_parser(name, help=text)
+        cmd.add_argument("session_id", metavar="ID")
+        output_options(cmd)
+
+    list_cmd = sub.add_parser("list", help="list sessions, newest first")
+    list_cmd.add_argument("--workspace", metavar="ID", help="only this workspace's sessions")
+    list_cmd.add_argument(
+        "--state", choices=("starting", "active", "stopping", "stopped"), help="only this state"
+    )
+    list_cmd.add_argument("--agent", metavar="NAME", help="only this agent's sessions")
+    list_cmd.add_argument("--parent", metavar="ID", help="only children of this session")
+    list_cmd.add_argument("--archived", action="store_true", help="list archived sessions")
+    list_cmd.add_argument("--limit", type=int, metavar="N", help="at most N (default 50)")
+    list_cmd.add_argument("--cursor", metavar="CURSOR", help="the next_cursor of a previous page")
+    output_options(list_cmd)
+
+    create_cmd = sub.add_parser("create", help="create a session")
+    create_cmd.add_argument("--agent", required=True, metavar="NAME", help="the agent's name")
+    create_cmd.add_argument("--id", metavar="ID", help="the session id (generated if omitted)")
+    create_cmd.add_argument("--name", help="a display name")
+    create_cmd.add_argument("--workspace", metavar="ID", help="workspace id (default: ws_default)")
+    create_cmd.add_argument("--profile", metavar="ID", help="profile id (default: prof_default)")
+    create_cmd.add_argument("--type", choices=("user", "automation"), help="session type")
+    create_cmd.add_argument("--branch", help="the branch the session works on")
+    create_cmd.add_argument("--provider", help="runtime provider: claude, codex or gemini")
+    create_cmd.add_argument("--model", help="model (needs --provider)")
+    create_cmd.add_argument(
+        "--reasoning-effort", dest="reasoning_effort", help="reasoning effort (needs --provider)"
+    )
+    output_options(create_cmd)
+
+
+def run(args: argparse.Namespace) -> int:
+    return COMMANDS[args.session_command](args)

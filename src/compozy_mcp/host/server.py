@@ -1,0 +1,236 @@
+"""``compozy mcp serve``: the Host API as MCP tools, ``compozy_host__*``.
+
+Each tool is one Host API operation and returns exactly the payload its HTTP route returns (as
+``structuredContent`` and as the one JSON text block); an error is a result with ``isError``
+whose content is the route's error body. The tools run on any
+:class:`~compozy_mcp.api.operations.HostClient`: in-process on the store or against a daemon.
+
+No tool takes ``result_view`` (``compozy_host__tool_invoke`` passes it inside ``input``) and
+none advertises ``outputSchema``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
+
+from compozy_mcp import __version__, jsonutil
+from compozy_mcp.api.errors import InternalError, error_body
+from compozy_mcp.api.operations import (
+    SESSION_ARCHIVE,
+    SESSION_CREATE,
+    SESSION_LIST,
+    SESSION_STATUS,
+    SESSION_UNARCHIVE,
+    TOOL_SEARCH,
+    HostClient,
+    input_schema,
+)
+from compozy_mcp.errors import CompozyError
+from compozy_mcp.native.schemas import OPEN_OBJECT, STRING, described, tool_input
+from compozy_mcp.validation import InputCheck
+
+log = logging.getLogger(__name__)
+
+SERVER_NAME = "compozy-host"
+PREFIX = "compozy_host__"
+INSTRUCTIONS = (
+    "The compozy Host API: list, read, create and archive managed sessions (full records), and "
+    "list, inspect, search and invoke native tools. compozy_host__tool_invoke passes the tool "
+    'input as "input"; put result_view inside it.'
+)
+
+Run = Callable[[HostClient, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+SESSION_ARG = described(
+    STRING, "Make the call as this managed session (its permission policy applies)."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class HostTool:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool
+    run: Run
+
+
+def _session_tool(
+    name: str, tool_id: str, description: str, run: Run, *, read_only: bool
+) -> HostTool:
+    return HostTool(PREFIX + name, description, input_schema(tool_id), read_only, run)
+
+
+def host_tools() -> list[HostTool]:
+    record = 'Returns {"session": SessionPayload}, the complete record (as GET /api/sessions/{id}).'
+    return [
+        _session_tool(
+            "session_list",
+            SESSION_LIST,
+            "List sessions, newest first, as complete records: "
+            '{"sessions": [...], "next_cursor"?}. Pass next_cursor back as cursor.',
+            lambda host, args: host.list_sessions(args),
+            read_only=True,
+        ),
+        _session_tool(
+            "session_status",
+            SESSION_STATUS,
+            f"Read one session. {record}",
+            lambda host, args: host.session_status(args["session_id"]),
+            read_only=True,
+        ),
+        _session_tool(
+            "session_create",
+            SESSION_CREATE,
+            f"Create a session for an agent. {record}",
+            lambda host, args: host.create_session(args),
+            read_only=False,
+        ),
+        _session_tool(
+            "session_archive",
+            SESSION_ARCHIVE,
+            f"Archive a session. {record}",
+            lambda host, args: host.archive_session(args["session_id"]),
+            read_only=False,
+        ),
+        _session_tool(
+            "session_unarchive",
+            SESSION_UNARCHIVE,
+            f"Return an archived session to the board. {record}",
+            lambda host, args: host.unarchive_session(args["session_id"]),
+            read_only=False,
+        ),
+        HostTool(
+            PREFIX + "tool_list",
+            'The native tools the caller may use: {"tools": [ToolDescriptorPayload]}.',
+            tool_input(optional={"session": SESSION_ARG}),
+            True,
+            lambda host, args: host.list_tools(session=args.get("session")),
+        ),
+        HostTool(
+            PREFIX + "tool_info",
+            'One native tool\'s contract: {"tool": ToolDescriptorPayload}, with output_views '
+            "(compact and full schemas and digests) for tools with views.",
+            tool_input(
+                {"tool_id": described(STRING, "A tool id, such as compozy__session_status.")},
+                {"session": SESSION_ARG},
+            ),
+            True,
+            lambda host, args: host.tool_info(args["tool_id"], session=args.get("session")),
+        ),
+        HostTool(
+            PREFIX + "tool_search",
+            'Search the native tools: {"query", "tools": [ToolDescriptorPayload]}, best first.',
+            tool_input(
+                {"query": input_schema(TOOL_SEARCH)["properties"]["query"]},
+                {"limit": input_schema(TOOL_SEARCH)["properties"]["limit"], "session": SESSION_ARG},
+            ),
+            True,
+            lambda host, args: host.search_tools(
+                args["query"], limit=args.get("limit"), session=args.get("session")
+            ),
+        ),
+        HostTool(
+            PREFIX + "tool_invoke",
+            "Invoke a native tool: "
+            '{"result": {"structured", "preview"}}. The tool input goes in "input"; to get '
+            'the complete record of a tool with views, put "result_view": "full" inside it.',
+            tool_input(
+                {"tool_id": described(STRING, "The tool to invoke.")},
+                {"input": described(OPEN_OBJECT, "The tool input."), "session": SESSION_ARG},
+            ),
+            False,
+            lambda host, args: host.invoke(
+                args["tool_id"], args.get("input", {}), session=args.get("session")
+            ),
+        ),
+    ]
+
+
+def _annotations(tool: HostTool) -> ToolAnnotations:
+    """The same rule as the native tools' (``proxy/listing.py``): unsafe defaults explicit."""
+    if tool.read_only:
+        return ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+    invoke = tool.name == PREFIX + "tool_invoke"
+    return ToolAnnotations(
+        read_only_hint=False,
+        destructive_hint=invoke,  # an invoked tool may be destructive
+        idempotent_hint=tool.name.endswith("archive"),
+        open_world_hint=False,
+    )
+
+
+def _result(payload: dict[str, Any], *, is_error: bool = False) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(text=jsonutil.dumps_text(payload))],
+        structured_content=payload,
+        is_error=is_error,
+    )
+
+
+class HostServer:
+    def __init__(self, client: HostClient) -> None:
+        self.client = client
+        self.host_tools = {tool.name: tool for tool in host_tools()}
+        self.tools = [
+            Tool(
+                name=tool.name,
+                description=tool.description,
+                input_schema=tool.input_schema,
+                annotations=_annotations(tool),
+            )
+            for tool in self.host_tools.values()
+        ]
+        self._checks = {
+            name: InputCheck(tool.input_schema) for name, tool in self.host_tools.items()
+        }
+        self.server: Server[Any] = Server(
+            SERVER_NAME,
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            get_tool_input_schema=self._input_schema,
+        )
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        tool = self.host_tools.get(name)
+        return None if tool is None else tool.input_schema
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return ListToolsResult(tools=self.tools)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> CallToolResult:
+        tool = self.host_tools.get(params.name)
+        if tool is None:
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        args = dict(params.arguments or {})
+        try:
+            self._checks[tool.name].check(tool.name, args)
+            payload = await tool.run(self.client, args)
+        except CompozyError as error:
+            return _result(error_body(error), is_error=True)
+        except Exception:  # never take the server down; the next call must work
+            log.exception("%s failed", tool.name)
+            return _result(error_body(InternalError("internal error")), is_error=True)
+        return _result(payload)

@@ -1,0 +1,139 @@
+"""Listening sockets and serving an ASGI app on them: shared by ``compozy proxy`` and
+``compozy serve``. uvicorn is imported only when something is served."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import os
+import signal
+import socket
+import stat
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from compozy_mcp.errors import ConfigError
+
+#: seconds open connections get to finish once a stop is requested
+GRACEFUL_SHUTDOWN_SECONDS = 5
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback IP address (``127.0.0.0/8``, ``::1``)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def bind_tcp(host: str, port: int) -> socket.socket:
+    """A listening TCP socket (port 0 picks a free one; read it from ``getsockname()``).
+
+    The socket is made with ``IPPROTO_TCP``: asyncio turns Nagle's algorithm off only on
+    connections whose protocol says TCP, and with it on, every response on a kept-alive
+    connection waits for the client's delayed ACK (about 40 ms).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def socket_served(path: Path) -> bool:
+    """Whether a process accepts connections on the Unix socket at ``path``."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(str(path))
+    except (ConnectionRefusedError, FileNotFoundError):
+        return False
+    except OSError as exc:
+        raise ConfigError(f"cannot check the socket {path}: {exc.strerror or exc}") from None
+    finally:
+        probe.close()
+    return True
+
+
+def bind_uds(path: Path) -> socket.socket:
+    """A listening Unix socket, mode 0600 before anyone can connect to it.
+
+    Only a stale socket (one nobody listens on) is replaced; a socket another process serves,
+    or any other file at ``path``, is a :class:`ConfigError`.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_symlink() or path.exists():
+        if not stat.S_ISSOCK(path.lstat().st_mode):
+            raise ConfigError(f"{path} exists and is not a socket")
+        if socket_served(path):
+            raise ConfigError(f"another process is serving on {path}")
+        path.unlink()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(str(path))
+        os.chmod(path, 0o600)  # before listen(): no connection can come in earlier
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {path}: {exc.strerror or exc}") from None
+    return sock
+
+
+async def serve_sockets(
+    app: Any, sockets: Sequence[socket.socket], *, stop_on_signals: bool = False
+) -> None:
+    """Serve an ASGI app with uvicorn on bound sockets until cancelled, or, with
+    ``stop_on_signals``, until SIGINT or SIGTERM (a second one stops without waiting)."""
+    import uvicorn
+
+    class _Server(uvicorn.Server):
+        # Signals are handled on the loop below, so a stop ends in a normal return (and the
+        # caller's clean-up), never in uvicorn raising the signal again once it is done.
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    config = uvicorn.Config(
+        app,
+        lifespan="on",
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+    )
+    server = _Server(config)
+
+    def stop() -> None:
+        if server.should_exit:
+            server.force_exit = True
+        server.should_exit = True
+
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGINT, signal.SIGTERM) if stop_on_signals else ()
+    for sig in signals:
+        loop.add_signal_handler(sig, stop)
+    try:
+        await server.serve(sockets=list(sockets))
+    finally:
+        for sig in signals:
+            loop.remove_signal_handler(sig)
+
+
+def serve(app: Any, sockets: Sequence[socket.socket], *, socket_files: Sequence[Path] = ()) -> None:
+    """Serve until SIGINT or SIGTERM, then close the sockets and remove ``socket_files``."""
+    try:
+        asyncio.run(serve_sockets(app, sockets, stop_on_signals=True))
+    finally:
+        for sock in sockets:
+            sock.close()
+        for path in socket_files:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
