@@ -57,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
     from compozy_mcp import net
     from compozy_mcp.api import daemon
     from compozy_mcp.api.auth import Access
-    from compozy_mcp.cli.proxy import client_setup
     from compozy_mcp.app import open_app
+    from compozy_mcp.cli.proxy import client_setup
     from compozy_mcp.config import Settings
 
     tcp, uds = not args.no_tcp, not args.no_uds
