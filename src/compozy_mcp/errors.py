@@ -22,11 +22,15 @@ from typed arguments. Surfaces never invent errors; each maps these in one place
     │   ├── ModelNotFound               model_not_found / provider_unknown, model_unknown
     │   ├── ReasoningEffortUnsupported  reasoning_effort_unsupported
     │   ├── ToolResultPersistenceFailed tool_result_persistence_failed
-    │   └── ToolBackendFailed           tool_backend_failed / handler_failed, store_busy
+    │   ├── ToolBackendFailed           tool_backend_failed / handler_failed, store_busy
+    │   └── RemoteError                 a daemon's error payload, as it came (cli/remote.py)
+    ├── ApiError                        a request the HTTP API refuses (api/errors.py):
+    │                                   bad body, route, method, size, token, Host
     └── SetupError                      raised before any call runs
         ├── ToolRegistrationError       registration_invalid / view_*, schema_*, ...
         ├── StoreError                  store_unavailable, store_too_new, migration_failed
-        └── ConfigError                 config_invalid
+        ├── ConfigError                 config_invalid
+        └── DaemonUnreachable, DaemonUnauthorized   the CLI cannot use its daemon
 
 The dispatch messages of the spec's Errors table are produced here and nowhere else.
 """

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from tests.conftest import Caller
 
-from compozy_mcp.app import App
+from compozy_mcp.app import App, open_app
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.errors import (
     ModelNotFound,
@@ -347,3 +347,21 @@ async def test_failures_stop_causes_pull_requests_and_later_are_kept_in_compact(
     assert compact["attention"]["kind"] == "failure"
     assert compact["attention_dismissible"] is True
     assert compact["badge"] == "failed"
+
+
+async def test_a_change_made_by_another_process_is_seen_on_the_next_read(
+    settings: Any, clock: FixedClock
+) -> None:
+    # Two apps on one database file stand for two processes (CLI, proxy, daemon).
+    with open_app(settings, clock=clock) as first, open_app(settings, clock=clock) as second:
+        created = await first.dispatcher.call(
+            "compozy__session_create", {"agent_name": "general", "name": "before"}
+        )
+        sid = created.structured["session"]["id"]
+        status = {"session_id": sid}
+        assert (await first.dispatcher.call("compozy__session_status", status)).structured[
+            "session"
+        ]["name"] == "before"
+        await second.dispatcher.call("compozy__session_rename", {**status, "name": "after"})
+        again = await first.dispatcher.call("compozy__session_status", status)
+        assert again.structured["session"]["name"] == "after"

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from tests.conftest import Caller
 
+from compozy_mcp.app import App
 from compozy_mcp.calls import CallScope
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.errors import SpawnRefused, ToolConflict, ToolDenied, ToolInvalidInput
@@ -253,3 +254,22 @@ async def test_idempotency_key_returns_the_same_child_and_refuses_other_argument
     with pytest.raises(ToolConflict) as caught:
         await _spawn(call, root, idempotency_key="once", name="different")
     assert caught.value.reason == "idempotency_key_reused"
+
+
+async def test_the_parent_summarizes_failed_and_stopped_children(app: App, call: Caller) -> None:
+    root = (await call.create())["id"]
+    failed = (await _spawn(call, root, name="crashy"))["session_id"]
+    stopped = (await _spawn(call, root))["session_id"]
+    await _spawn(call, root)
+    app.services.sessions.record_failure(failed, "crash", "exit 137")
+    await call("compozy__session_stop", {"session_id": stopped})
+    parent = await call.session("compozy__session_status", {"session_id": root})
+    assert parent["subagent_summary"] == {"total": 3, "active": 1, "stopped": 1, "failed": 1}
+    assert parent["children"][0] == {
+        "session_id": failed,
+        "kind": "spawn",
+        "agent_name": "general",
+        "name": "crashy",
+        "state": "stopped",
+        "spawn_role": "worker",
+    }

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from compozy_mcp import jsonutil
 from compozy_mcp.errors import StoreError
 from compozy_mcp.store import SQLiteStore, StoreWriter
 from compozy_mcp.store.base import (
@@ -67,7 +68,7 @@ def _session(
         ttl_expires_at=None,
         created_at=NOW,
         updated_at=NOW,
-        doc={"id": session_id, "note": "minimal"},
+        doc_json=jsonutil.dumps({"id": session_id, "note": "minimal"}),
     )
 
 
@@ -191,9 +192,11 @@ def test_update_session_is_compare_and_swap_on_version(store: SQLiteStore) -> No
     with store.write() as writer:
         inserted = writer.insert_session(_session("sess-cas"))
     assert inserted.version == 1
-    stale = dataclasses.replace(inserted, state="stopped", doc={"id": "sess-cas", "lost": True})
+    stale = dataclasses.replace(
+        inserted, state="stopped", doc_json=jsonutil.dumps({"id": "sess-cas", "lost": True})
+    )
 
-    fresh = dataclasses.replace(inserted, doc={"id": "sess-cas", "won": True})
+    fresh = dataclasses.replace(inserted, doc_json=jsonutil.dumps({"id": "sess-cas", "won": True}))
     with store.write() as writer:
         assert writer.update_session(fresh).version == 2
 

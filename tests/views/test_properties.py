@@ -30,9 +30,8 @@ from compozy_mcp.sessions.model import (
     Supervision,
     TurnActivity,
 )
-from compozy_mcp.sessions.record import ChildSummary, RecordContext, session_record
-from compozy_mcp.sessions.service import session_row
-from compozy_mcp.store.base import ProfileRow, WorkspaceRow
+from compozy_mcp.sessions.record import RecordContext, session_record
+from compozy_mcp.store.base import ChildSummary, ProfileRow, WorkspaceRow
 from compozy_mcp.validation import compile_validator
 from compozy_mcp.views import project
 
@@ -201,7 +200,16 @@ def session_states(draw: st.DrawFn, *, child: bool = False) -> SessionState:
 @st.composite
 def session_records(draw: st.DrawFn) -> dict[str, Any]:
     children = [
-        ChildSummary.of(session_row(child))
+        ChildSummary(
+            session_id=child.id,
+            parent_session_id="sess-parent",
+            kind=child.lineage.kind,
+            agent_name=child.agent_name,
+            name=child.name,
+            state=child.state,
+            spawn_role=child.lineage.spawn_role,
+            failed=draw(st.booleans()),
+        )
         for child in draw(st.lists(session_states(child=True), max_size=3))
     ]
     context = RecordContext(

@@ -14,15 +14,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from compozy_mcp.sessions.model import (
     AvailableCommand,
+    Diagnostic,
     Interaction,
     Lineage,
     RuntimeState,
     Selection,
     SessionState,
 )
-from compozy_mcp.store.base import ProfileRow, SessionRow, WorkspaceRow
+from compozy_mcp.store.base import ChildSummary, ProfileRow, WorkspaceRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +96,9 @@ def _interaction(session_id: str, item: Interaction) -> dict[str, Any]:
     return out
 
 
-def _command(command: AvailableCommand) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": command.name, "description": command.description}
-    if command.input is not None:
-        out["input"] = {"hint": command.input.hint}
-    return out
+#: dumps whole lists in pydantic-core (a bound runtime advertises tens of commands)
+_COMMANDS = TypeAdapter(list[AvailableCommand])
+_DIAGNOSTICS = TypeAdapter(list[Diagnostic])
 
 
 def is_failed(state: SessionState) -> bool:
@@ -146,35 +147,6 @@ def _attention(state: SessionState) -> tuple[dict[str, Any] | None, dict[str, An
     if failure is not None:
         return {"kind": "failure", "reason": failure.summary, "since": state.updated_at}, None, True
     return None, None, False
-
-
-@dataclass(frozen=True, slots=True)
-class ChildSummary:
-    """What a parent's record shows of one child. Built from the stored row, not the whole
-    validated state: a parent with many children is read often."""
-
-    session_id: str
-    kind: str
-    agent_name: str
-    name: str | None
-    state: str
-    spawn_role: str | None
-    failed: bool
-
-    @classmethod
-    def of(cls, row: SessionRow) -> ChildSummary:
-        doc = row.doc  # stored without defaults: absent means the model's default
-        lineage = doc["lineage"]
-        runtime_status = doc.get("runtime", {}).get("status", "unbound")
-        return cls(
-            session_id=row.id,
-            kind=lineage["kind"],
-            agent_name=row.agent_name,
-            name=doc.get("name"),
-            state=row.state,
-            spawn_role=lineage.get("spawn_role"),
-            failed=doc.get("failure") is not None or runtime_status == "failed",
-        )
 
 
 def _children(children: Sequence[ChildSummary]) -> tuple[list[dict[str, Any]], dict[str, int]]:
@@ -231,8 +203,8 @@ def session_record(state: SessionState, context: RecordContext) -> dict[str, Any
     out["lineage"] = _lineage(state.lineage)
     out["pending_interactions"] = [_interaction(state.id, i) for i in state.pending_interactions]
     out["supervision"] = state.supervision.model_dump(exclude_none=True)
-    out["available_commands"] = [_command(c) for c in state.available_commands]
-    out["diagnostics"] = [d.model_dump() for d in state.diagnostics]
+    out["available_commands"] = _COMMANDS.dump_python(state.available_commands, exclude_none=True)
+    out["diagnostics"] = _DIAGNOSTICS.dump_python(state.diagnostics)
     _put(out, "stop_reason", state.stop_reason)
     _put(out, "stop_detail", state.stop_detail)
     _put(out, "stop_cause", state.stop_cause)

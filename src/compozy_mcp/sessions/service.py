@@ -8,6 +8,7 @@ import base64
 import os
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -45,7 +46,7 @@ from compozy_mcp.sessions.model import (
     TurnActivity,
 )
 from compozy_mcp.sessions.policy import narrow
-from compozy_mcp.sessions.record import ChildSummary, RecordContext, session_record
+from compozy_mcp.sessions.record import RecordContext, session_record
 from compozy_mcp.sessions.runtime import (
     BindFailed,
     RuntimeDriver,
@@ -53,6 +54,7 @@ from compozy_mcp.sessions.runtime import (
     check_selection,
 )
 from compozy_mcp.store.base import (
+    ChildSummary,
     ProfileRow,
     SessionQuery,
     SessionRow,
@@ -72,6 +74,8 @@ DEFAULT_WORKSPACE_ID = "ws_default"
 ROOT_SPAWN_BUDGET = SpawnBudget(max_children=16, max_depth=3, ttl_seconds=86_400)
 ROOT_TOOLS = ["*"]
 PREVIEW_CHARS = 80
+#: validated states kept for reads, by (session id, row version)
+STATE_CACHE_SIZE = 2048
 
 Fences = dict[str, int]
 FENCE_NAMES = ("transcript_epoch", "generation", "selection_revision")
@@ -117,7 +121,7 @@ def session_row(state: SessionState, *, seq: int = 0, version: int = 0) -> Sessi
         ttl_expires_at=state.lineage.ttl_expires_at,
         created_at=state.created_at,
         updated_at=state.updated_at,
-        doc=state.model_dump(mode="json", exclude_defaults=True),
+        doc_json=state.model_dump_json(exclude_defaults=True).encode(),
         seq=seq,
         version=version,
     )
@@ -142,6 +146,7 @@ class SessionService:
         self._clock = clock
         self._driver = driver
         self._policies: dict[str, PermissionPolicy] = {}
+        self._states: OrderedDict[tuple[str, int], SessionState] = OrderedDict()
         self._ensure_defaults(default_workspace_path or Path(os.getcwd()))
 
     # --- helpers ------------------------------------------------------------------------
@@ -211,7 +216,7 @@ class SessionService:
     def workspace_of(self, call: CallInfo, session_id: str) -> WorkspaceRow | None:
         """The workspace a session belongs to."""
         with self._store.read() as reader:
-            _, state = self._load(reader, call, session_id)
+            _, state = self._load(reader, call, session_id, read_only=True)
             return reader.workspace(state.workspace_id)
 
     def workspace(self, workspace_id: str | None) -> WorkspaceRow | None:
@@ -220,15 +225,32 @@ class SessionService:
 
     @staticmethod
     def _state(row: SessionRow) -> SessionState:
+        # orjson + validate_python is faster here than pydantic's own JSON parsing.
         return SessionState.model_validate(row.doc)
 
+    def _read_state(self, row: SessionRow) -> SessionState:
+        """The state of a row, for reading only: never mutate what this returns.
+
+        A row's ``version`` changes with every write, so (id, version) names one content for
+        good, and a state validated once is kept (sessions are read far more than written).
+        """
+        key = (row.id, row.version)
+        cached = self._states.get(key)
+        if cached is None:
+            cached = self._states[key] = self._state(row)
+            if len(self._states) > STATE_CACHE_SIZE:
+                self._states.popitem(last=False)
+        else:
+            self._states.move_to_end(key)
+        return cached
+
     def _load(
-        self, reader: StoreReader, call: CallInfo, session_id: str
+        self, reader: StoreReader, call: CallInfo, session_id: str, *, read_only: bool = False
     ) -> tuple[SessionRow, SessionState]:
         row = reader.session(session_id)
         if row is None:
             raise ResourceNotFound(call.tool_id, "session", session_id)
-        return row, self._state(row)
+        return row, self._read_state(row) if read_only else self._state(row)
 
     def _save(
         self, writer: StoreWriter, call: CallInfo, row: SessionRow, state: SessionState
@@ -247,19 +269,22 @@ class SessionService:
         return self._records(reader, [state])[0]
 
     def _records(self, reader: StoreReader, states: Sequence[SessionState]) -> list[dict[str, Any]]:
-        profiles = reader.profiles([s.profile_id for s in states])
+        # A page holds few distinct profiles and workspaces: look each up once.
+        profiles: dict[str, ProfileRow | None] = {}
         workspaces: dict[str, WorkspaceRow | None] = {}
         for state in states:
+            if state.profile_id not in profiles:
+                profiles[state.profile_id] = reader.profile(state.profile_id)
             if state.workspace_id not in workspaces:
                 workspaces[state.workspace_id] = reader.workspace(state.workspace_id)
         children: dict[str, list[ChildSummary]] = {}
-        for child in reader.children([s.id for s in states]):
-            children.setdefault(child.parent_session_id or "", []).append(ChildSummary.of(child))
+        for child in reader.child_summaries([s.id for s in states]):
+            children.setdefault(child.parent_session_id, []).append(child)
         return [
             session_record(
                 state,
                 RecordContext(
-                    profile=profiles.get(state.profile_id),
+                    profile=profiles[state.profile_id],
                     workspace=workspaces[state.workspace_id],
                     children=children.get(state.id, ()),
                 ),
@@ -455,7 +480,7 @@ class SessionService:
 
     def status(self, call: CallInfo, session_id: str) -> dict[str, Any]:
         def body(reader: StoreReader) -> dict[str, Any]:
-            _, state = self._load(reader, call, session_id)
+            _, state = self._load(reader, call, session_id, read_only=True)
             return self._record(reader, state)
 
         record: dict[str, Any] = self._read(body)
@@ -488,7 +513,7 @@ class SessionService:
             rows = reader.sessions(query)
             more = len(rows) > limit
             rows = rows[:limit]
-            records = self._records(reader, [self._state(r) for r in rows])
+            records = self._records(reader, [self._read_state(r) for r in rows])
             return SessionPage(
                 records, encode_cursor(SESSION_CURSOR, rows[-1].seq) if more else None
             )

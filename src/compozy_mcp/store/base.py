@@ -13,6 +13,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from compozy_mcp import jsonutil
+
 
 @dataclass(frozen=True, slots=True)
 class WorkspaceRow:
@@ -33,7 +35,7 @@ class ProfileRow:
 
 @dataclass(slots=True)
 class SessionRow:
-    """One session: indexed columns plus the complete state document."""
+    """One session: indexed columns plus the complete state document, as stored (JSON)."""
 
     id: str
     workspace_id: str
@@ -46,9 +48,29 @@ class SessionRow:
     ttl_expires_at: str | None
     created_at: str
     updated_at: str
-    doc: dict[str, Any]
+    doc_json: bytes
     version: int = 0
     seq: int = 0
+
+    @property
+    def doc(self) -> dict[str, Any]:
+        """The document, parsed (each time: most readers validate ``doc_json`` directly)."""
+        parsed: dict[str, Any] = jsonutil.loads(self.doc_json)
+        return parsed
+
+
+@dataclass(frozen=True, slots=True)
+class ChildSummary:
+    """What a parent's record shows of one child: a few fields, read without the document."""
+
+    session_id: str
+    parent_session_id: str
+    kind: str
+    agent_name: str
+    name: str | None
+    state: str
+    spawn_role: str | None
+    failed: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +121,6 @@ class StoreReader(ABC):
     def profile(self, profile_id: str) -> ProfileRow | None: ...
 
     @abstractmethod
-    def profiles(self, profile_ids: Sequence[str]) -> dict[str, ProfileRow]: ...
-
-    @abstractmethod
     def all_profiles(self) -> list[ProfileRow]: ...
 
     @abstractmethod
@@ -113,6 +132,11 @@ class StoreReader(ABC):
     @abstractmethod
     def children(self, parent_ids: Sequence[str]) -> list[SessionRow]:
         """Every session whose parent is one of ``parent_ids``, oldest first."""
+
+    @abstractmethod
+    def child_summaries(self, parent_ids: Sequence[str]) -> list[ChildSummary]:
+        """The children of ``parent_ids``, oldest first, summarized (a parent is read often;
+        its children's documents are not parsed for it)."""
 
     @abstractmethod
     def expired_sessions(self, now: str) -> list[SessionRow]:

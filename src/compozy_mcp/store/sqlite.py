@@ -21,6 +21,7 @@ from compozy_mcp.clock import SystemClock, timestamp
 from compozy_mcp.errors import StoreError
 from compozy_mcp.store.base import (
     ArtifactRow,
+    ChildSummary,
     ProfileRow,
     SessionQuery,
     SessionRow,
@@ -55,7 +56,7 @@ def _session(row: sqlite3.Row) -> SessionRow:
         ttl_expires_at=row["ttl_expires_at"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
-        doc=jsonutil.loads(row["doc"]),
+        doc_json=row["doc"].encode() if isinstance(row["doc"], str) else bytes(row["doc"]),
         version=row["version"],
         seq=row["seq"],
     )
@@ -92,17 +93,6 @@ class _SQLiteReader(StoreReader):
             "SELECT id, name, color, icon, created_at FROM profiles ORDER BY created_at, id"
         )
         return [ProfileRow(**dict(row)) for row in rows]
-
-    def profiles(self, profile_ids: Sequence[str]) -> dict[str, ProfileRow]:
-        found: dict[str, ProfileRow] = {}
-        for part in chunks(sorted(set(profile_ids))):
-            marks = ",".join("?" * len(part))
-            for row in self._conn.execute(
-                f"SELECT id, name, color, icon, created_at FROM profiles WHERE id IN ({marks})",
-                part,
-            ):
-                found[row["id"]] = ProfileRow(**dict(row))
-        return found
 
     def session(self, session_id: str) -> SessionRow | None:
         row = self._one(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
@@ -141,6 +131,36 @@ class _SQLiteReader(StoreReader):
                     f"WHERE parent_session_id IN ({marks}) ORDER BY seq",
                     part,
                 )
+            )
+        return found
+
+    def child_summaries(self, parent_ids: Sequence[str]) -> list[ChildSummary]:
+        found: list[ChildSummary] = []
+        for part in chunks(list(parent_ids)):
+            marks = ",".join("?" * len(part))
+            # The document is stored without defaults: an absent runtime status is "unbound".
+            rows = self._conn.execute(
+                "SELECT id, parent_session_id, agent_name, state, "
+                "json_extract(doc, '$.lineage.kind') AS kind, "
+                "json_extract(doc, '$.name') AS name, "
+                "json_extract(doc, '$.lineage.spawn_role') AS spawn_role, "
+                "(json_extract(doc, '$.failure') IS NOT NULL "
+                " OR json_extract(doc, '$.runtime.status') = 'failed') AS failed "
+                f"FROM sessions WHERE parent_session_id IN ({marks}) ORDER BY seq",
+                part,
+            )
+            found.extend(
+                ChildSummary(
+                    session_id=row["id"],
+                    parent_session_id=row["parent_session_id"],
+                    kind=row["kind"],
+                    agent_name=row["agent_name"],
+                    name=row["name"],
+                    state=row["state"],
+                    spawn_role=row["spawn_role"],
+                    failed=bool(row["failed"]),
+                )
+                for row in rows
             )
         return found
 
@@ -212,7 +232,7 @@ class _SQLiteWriter(_SQLiteReader, StoreWriter):
                 row.ttl_expires_at,
                 row.created_at,
                 row.updated_at,
-                jsonutil.dumps(row.doc),
+                row.doc_json.decode(),
             ),
         )
         row.seq = int(cursor.lastrowid or 0)
@@ -228,7 +248,7 @@ class _SQLiteWriter(_SQLiteReader, StoreWriter):
                 row.archived_at,
                 row.ttl_expires_at,
                 row.updated_at,
-                jsonutil.dumps(row.doc),
+                row.doc_json.decode(),
                 row.id,
                 row.version,
             ),
