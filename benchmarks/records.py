@@ -299,10 +299,7 @@ class _Builder:
             "spawn_role": rng.choice(CHILD_ROLES),
             "prompt": rng.choice(PROMPTS),
             "tools": tools,
-            # A grandchild never stops with its parent: when a parent and a child that stops
-            # with it both pass their TTL, SessionService._stop_expired writes the child's stale
-            # row and every later call fails with StaleWrite (a bug in src/, see README).
-            "auto_stop_on_parent": depth == 1 and rng.random() < 0.8,
+            "auto_stop_on_parent": rng.random() < 0.8,
             "notify_creator": rng.random() < 0.5,
         }
         if depth == 1:
