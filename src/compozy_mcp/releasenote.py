@@ -8,12 +8,12 @@ the same mask that produces compact results, so the note cannot drift from what 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from compozy_mcp.native.registry import RegisteredTool
+from compozy_mcp.views.mask import MovedField
 
 TITLE = "Result views: native tools return compact results by default"
 INTRO = (
@@ -26,18 +26,6 @@ PATHS = (
     "Paths are relative to the tool's result; `[]` steps into the items of a list, and `.*` "
     "stands for keys the full schema leaves open."
 )
-# views.mask.moved_to_full writes a conditional drop as "<path> (omitted <condition>)"
-_CONDITIONAL = re.compile(r"^(?P<path>\S+) \((?P<condition>omitted .+)\)$")
-
-
-@dataclass(frozen=True, slots=True)
-class MovedField:
-    path: str
-    #: when the compact view leaves the field out; ``None`` means always
-    condition: str | None = None
-
-    def payload(self) -> dict[str, Any]:
-        return {"path": self.path, "condition": self.condition}
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,22 +36,14 @@ class ToolChange:
     moved: tuple[MovedField, ...]
 
     def payload(self) -> dict[str, Any]:
-        return {"tool_id": self.tool_id, "moved_to_full": [m.payload() for m in self.moved]}
-
-
-def _moved(entry: str) -> MovedField:
-    match = _CONDITIONAL.match(entry)
-    if match is None:
-        return MovedField(entry)
-    return MovedField(match["path"], match["condition"])
+        moved = [{"path": m.path, "condition": m.condition} for m in self.moved]
+        return {"tool_id": self.tool_id, "moved_to_full": moved}
 
 
 def changes(tools: Iterable[RegisteredTool]) -> list[ToolChange]:
     """Every tool with views, in catalog order, with the fields only its full view has."""
     return [
-        ToolChange(tool.id, tuple(_moved(entry) for entry in tool.views.moved_to_full))
-        for tool in tools
-        if tool.views is not None
+        ToolChange(tool.id, tool.views.moved_to_full) for tool in tools if tool.views is not None
     ]
 
 

@@ -10,7 +10,7 @@ from compozy_mcp.errors import ToolRegistrationError
 from compozy_mcp.native.context import ToolCall
 from compozy_mcp.native.registry import Risk, ToolDefinition, register
 from compozy_mcp.views import KEEP, Each, Fields, ListRule, ViewSpec, compile_views, project
-from compozy_mcp.views.mask import derive_schema, moved_to_full
+from compozy_mcp.views.mask import MovedField, derive_schema, moved_to_full
 
 FULL_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -107,10 +107,10 @@ def test_compact_schema_is_derived_from_the_full_schema_by_the_same_mask() -> No
 
 def test_moved_to_full_lists_what_compact_leaves_out() -> None:
     assert moved_to_full(FULL_SCHEMA, MASK) == [
-        "item.policy",
-        "item.*",
-        "rows[].*",
-        "rows[].diag (omitted when every diag is empty)",
+        MovedField("item.policy"),
+        MovedField("item.*"),
+        MovedField("rows[].*"),
+        MovedField("rows[].diag", "omitted when every diag is empty"),
     ]
 
 

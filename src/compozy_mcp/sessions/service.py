@@ -24,7 +24,6 @@ from compozy_mcp.errors import (
     ResourceNotFound,
     SpawnRefused,
     StaleFence,
-    ToolBackendFailed,
     ToolConflict,
     ToolInvalidInput,
 )
@@ -1021,21 +1020,6 @@ class SessionService:
         self._event(session_id, lambda s: s.pending_interactions.append(interaction))
         return interaction
 
-    def resolve_interaction(self, session_id: str, interaction_id: str) -> dict[str, Any]:
-        def change(state: SessionState) -> None:
-            before = len(state.pending_interactions)
-            state.pending_interactions = [
-                i for i in state.pending_interactions if i.interaction_id != interaction_id
-            ]
-            if len(state.pending_interactions) == before:
-                raise ToolBackendFailed(
-                    "compozy.events",
-                    f'interaction "{interaction_id}" is not pending',
-                    reason="interaction_unknown",
-                )
-
-        return self._event(session_id, change)
-
     def record_failure(
         self, session_id: str, kind: str, summary: str, crash_bundle_path: str | None = None
     ) -> dict[str, Any]:
@@ -1075,9 +1059,6 @@ class SessionService:
     ) -> dict[str, Any]:
         later = Later(set_at=self._now(), until=until, note=note)
         return self._event(session_id, lambda s: setattr(s, "later", later))
-
-    def clear_later(self, session_id: str) -> dict[str, Any]:
-        return self._event(session_id, lambda s: setattr(s, "later", None))
 
 
 def request_digest(arguments: dict[str, Any]) -> str:

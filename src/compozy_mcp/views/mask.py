@@ -208,12 +208,20 @@ def _join(path: str, key: str) -> str:
     return key if path == "$" else f"{path}.{key}"
 
 
-def moved_to_full(full: Mapping[str, Any], node: Node, path: str = "$") -> list[str]:
+@dataclass(frozen=True, slots=True)
+class MovedField:
+    """A field of the full result that the compact view leaves out."""
+
+    path: str
+    #: when compact leaves it out (a :class:`ListRule`'s description); ``None`` means always
+    condition: str | None = None
+
+
+def moved_to_full(full: Mapping[str, Any], node: Node, path: str = "$") -> list[MovedField]:
     """Paths the full schema declares that the compact view leaves out (for release notes).
 
     An object the mask selects from that the full schema leaves open also loses every
-    undeclared key; that is reported as ``<path>.*``. Conditional drops are reported with
-    their condition.
+    undeclared key; that is reported as ``<path>.*``. Conditional drops carry their condition.
     """
     if node is KEEP:
         return []
@@ -223,17 +231,18 @@ def moved_to_full(full: Mapping[str, Any], node: Node, path: str = "$") -> list[
             return []
         in_items = moved_to_full(items, node.item, f"{path}[]")
         return in_items + [
-            f"{path}[].{name} (omitted {rule.description})" for name, rule in node.drop_when.items()
+            MovedField(f"{path}[].{name}", f"omitted {rule.description}")
+            for name, rule in node.drop_when.items()
         ]
     assert isinstance(node, Fields)
-    moved: list[str] = []
+    moved: list[MovedField] = []
     for key, sub in _object_properties(full).items():
         if key not in node.fields:
-            moved.append(_join(path, key))
+            moved.append(MovedField(_join(path, key)))
         else:
             moved.extend(moved_to_full(sub, node.fields[key], _join(path, key)))
     if full.get("additionalProperties", True) is not False:
-        moved.append(_join(path, "*"))
+        moved.append(MovedField(_join(path, "*")))
     return moved
 
 

@@ -8,7 +8,14 @@ from typing import Any
 
 from compozy_mcp.errors import ToolRegistrationError
 from compozy_mcp.jsonutil import schema_digest
-from compozy_mcp.views.mask import Fields, Node, derive_schema, keeps_path, moved_to_full
+from compozy_mcp.views.mask import (
+    Fields,
+    MovedField,
+    Node,
+    derive_schema,
+    keeps_path,
+    moved_to_full,
+)
 from compozy_mcp.views.selector import ResultView
 
 
@@ -41,7 +48,7 @@ class CompiledViews:
     mask: Node
     compact: ViewContract
     full: ViewContract
-    moved_to_full: tuple[str, ...]
+    moved_to_full: tuple[MovedField, ...]
 
     def contract(self, view: ResultView) -> ViewContract:
         return self.compact if view is ResultView.COMPACT else self.full
