@@ -69,12 +69,8 @@ class VariantProxyServer(ProxyServer):
     """A ``ProxyServer`` whose ``tools/list`` advertises tools the way ``variant`` did."""
 
     def __init__(self, app: App, variant: str, *, page_size: int | None = None) -> None:
-        super().__init__(app, page_size=page_size)
         self.variant = variant
-        advertise = ADVERTISE[variant]
-        visible = app.catalog.visible(self.scope)
-        self.tools = [advertise(tool) for tool in visible]
-        # the server reads pages and input schemas when called, so replacing them here is enough
-        self._pages = self._paginate()
-        self._schemas.clear()
-        self._schemas.update({tool.name: tool.input_schema for tool in self.tools})
+        super().__init__(app, page_size=page_size)
+
+    def advertise(self, tool: RegisteredTool) -> Tool:
+        return ADVERTISE[self.variant](tool)

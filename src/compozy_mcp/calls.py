@@ -19,6 +19,15 @@ class CallScope:
 
 OPERATOR = CallScope()
 
+#: the HTTP header (API and ``/mcp``) or argument (Host API tools) naming the managed session
+#: a call is made as
+SESSION_HEADER = "X-Compozy-Session"
+
+
+def scope_of(session: str | None) -> CallScope:
+    """The scope of a call made as ``session`` (a managed session), or the operator's."""
+    return CallScope(session_id=session, actor="agent") if session else OPERATOR
+
 
 @dataclass(frozen=True, slots=True)
 class CallInfo:

@@ -233,6 +233,15 @@ class ToolBackendFailed(ToolError):
     default_reason = "handler_failed"
 
 
+class InvalidRequest(CompozyError):
+    """A Host API request that is not a tool call (registering a workspace or a profile) with a
+    value the caller must fix. Its message only echoes what the caller sent, so it is reported
+    as it is (tool input errors are redacted instead)."""
+
+    code = "invalid_request"
+    default_reason = "request_invalid"
+
+
 class SetupError(CompozyError):
     """A problem found before any call runs: bad tool definitions, store, configuration."""
 

@@ -208,7 +208,7 @@ def _field(path: Sequence[str | int], extra: str | None = None) -> str:
     return text or "$"
 
 
-def _problem(error: ValidationError) -> tuple[str, str]:
+def _problem(error: ValidationError, unknown: str) -> tuple[str, str]:
     """The field an error is about and what is wrong with it, in words."""
     path = list(error.absolute_path)
     kind = error.validator
@@ -222,7 +222,7 @@ def _problem(error: ValidationError) -> tuple[str, str]:
         declared = schema.get("properties", {}) if isinstance(schema, Mapping) else {}
         extra = next((key for key in instance if key not in declared), None)
         if extra is not None:
-            return _field(path, str(extra)), "is not an input of this tool"
+            return _field(path, str(extra)), unknown
     if kind == "dependentRequired" and isinstance(instance, Mapping):
         for trigger, needed in value.items():
             if trigger in instance:
@@ -260,13 +260,19 @@ def _problem(error: ValidationError) -> tuple[str, str]:
     return where, f"is invalid ({error.message})"
 
 
-def input_error(tool_id: str, errors: Any, *, code: str | None = None) -> ToolInvalidInput:
-    """The error to report for a failed validation: the most relevant one, by field."""
+def describe(errors: Any, *, unknown: str = "is not an input of this tool") -> tuple[str, str]:
+    """The most relevant of a validation's errors: the field (``$`` for the value itself) and
+    what is wrong with it, in words; ``unknown`` is said of a field the schema does not have."""
     from jsonschema.exceptions import best_match
 
     error = best_match(errors)
     assert error is not None
-    field, problem = _problem(error)
+    return _problem(error, unknown)
+
+
+def input_error(tool_id: str, errors: Any, *, code: str | None = None) -> ToolInvalidInput:
+    """The error to report for a failed validation: the most relevant one, by field."""
+    field, problem = describe(errors)
     if field == "$":
         return ToolInvalidInput(tool_id, f'tool "{tool_id}" input {problem}', code=code)
     return ToolInvalidInput.for_field(tool_id, field, problem, code=code)

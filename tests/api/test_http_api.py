@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import stat
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -447,6 +448,78 @@ def test_session_create_of_an_existing_id_is_a_409(api: ContractClient) -> None:
     assert (body["error"]["code"], body["error"]["reason"]) == ("tool_conflict", "session_exists")
 
 
+# --- workspaces and profiles ---------------------------------------------------------------
+
+
+def test_a_workspace_added_over_the_api_is_listed_and_can_hold_a_session(
+    api: ContractClient, home: Home
+) -> None:
+    project = home.path.parent / "project-api"
+    project.mkdir()
+    _, body = api.post("/api/workspaces", json={"path": str(project), "name": "p"}, expect=201)
+    workspace = body["workspace"]
+    assert (workspace["name"], workspace["path"]) == ("p", str(project.resolve()))
+    _, listed = api.get("/api/workspaces", expect=200)
+    assert listed["workspaces"][0]["id"] == "ws_default"
+    assert workspace in listed["workspaces"]
+    session = create(api, workspace_id=workspace["id"])
+    assert session["workspace_path"] == str(project.resolve())
+
+
+def test_a_profile_added_over_the_api_is_listed_and_presents_a_session(
+    api: ContractClient,
+) -> None:
+    fields = {"name": "Reviewer", "color": "#2563eb", "icon": "eye"}
+    _, body = api.post("/api/profiles", json=fields, expect=201)
+    profile = body["profile"]
+    assert {k: profile[k] for k in fields} == fields
+    _, listed = api.get("/api/profiles", expect=200)
+    assert profile in listed["profiles"]
+    session = create(api, profile_id=profile["id"])
+    assert (session["profile_name"], session["profile_color"]) == ("Reviewer", "#2563eb")
+
+
+REGISTRATION_ERRORS = [
+    pytest.param("/api/workspaces", {}, 'workspace field "path" is required', id="no-path"),
+    pytest.param(
+        "/api/workspaces",
+        {"path": "relative/dir"},
+        "the workspace path must be absolute, got 'relative/dir'",
+        id="relative-path",
+    ),
+    pytest.param(
+        "/api/workspaces",
+        {"path": "/no/such/dir"},
+        "/no/such/dir is not a directory",
+        id="not-a-directory",
+    ),
+    pytest.param(
+        "/api/workspaces",
+        {"path": "/tmp", "owner": "x"},
+        'workspace field "owner" is not a field of a workspace',
+        id="unknown-field",
+    ),
+    pytest.param(
+        "/api/profiles", {"name": "  "}, 'profile field "name" must not be blank', id="blank"
+    ),
+    pytest.param(
+        "/api/profiles", {"name": 3}, 'profile field "name" must be a string', id="not-a-string"
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "fields", "message"), REGISTRATION_ERRORS)
+def test_bad_workspace_and_profile_requests_are_400s_that_say_what_is_wrong(
+    api: ContractClient, path: str, fields: dict[str, Any], message: str
+) -> None:
+    _, before = api.get(path, expect=200)
+    _, body = api.post(path, json=fields, expect=400)
+    assert (body["error"]["code"], body["error"]["message"]) == ("invalid_request", message)
+    assert "tool_id" not in body["error"]
+    _, after = api.get(path, expect=200)
+    assert after == before
+
+
 # --- bad requests ---------------------------------------------------------------------------
 
 BAD_BODIES = [
@@ -567,6 +640,10 @@ def test_every_documented_operation_answers_a_body_its_schema_accepts(
         ("GET", SESSION, {"session_id": made["id"]}),
         ("POST", SESSION + "/archive", {"session_id": made["id"]}),
         ("POST", SESSION + "/unarchive", {"session_id": made["id"]}),
+        ("GET", "/api/workspaces", {}),
+        ("POST", "/api/workspaces", {"json": {"path": str(Path.cwd())}}),
+        ("GET", "/api/profiles", {}),
+        ("POST", "/api/profiles", {"json": {"name": "Documented"}}),
     ]
     documented = {
         (method.upper(), path)

@@ -128,6 +128,15 @@ READS = [
     pytest.param(("session", "list", "-o", "json"), 0, id="session-list-json"),
     pytest.param(("session", "list", "--archived"), 0, id="session-list-archived"),
     pytest.param(("session", "list", "--limit", "1", "-o", "json"), 0, id="session-list-page"),
+    pytest.param(("workspace", "list"), 0, id="workspace-list"),
+    pytest.param(("workspace", "list", "-o", "json"), 0, id="workspace-list-json"),
+    pytest.param(("profile", "list"), 0, id="profile-list"),
+    pytest.param(("profile", "list", "-o", "json"), 0, id="profile-list-json"),
+    pytest.param(
+        ("workspace", "add", "/no/such/dir", "-o", "json"), 2, id="workspace-not-a-directory"
+    ),
+    pytest.param(("workspace", "add", "/no/such/dir"), 2, id="workspace-not-a-directory-text"),
+    pytest.param(("profile", "add", " ", "-o", "json"), 2, id="profile-blank-name"),
     pytest.param(
         ("tool", "invoke", "compozy__no_such_tool", "--input", "{}", "-o", "json"),
         3,
@@ -253,6 +262,36 @@ def test_mutations_print_the_same_record_either_way(home: Home, daemon: Daemon) 
                 local.stdout,
             )
         )
+
+
+@pytest.mark.parametrize(
+    ("command", "extra", "kind"),
+    [
+        (("workspace", "add"), ("--name", "remote"), "workspaces"),
+        (("profile", "add", "Remote"), ("--color", "#000000", "--icon", "star"), "profiles"),
+    ],
+)
+def test_workspaces_and_profiles_added_either_way_print_the_same_shape_and_are_listed(
+    home: Home,
+    daemon: Daemon,
+    tmp_path_factory: pytest.TempPathFactory,
+    command: tuple[str, ...],
+    extra: tuple[str, ...],
+    kind: str,
+) -> None:
+    assert daemon.url is not None
+    args = list(command)
+    if command[0] == "workspace":
+        args.append(str(tmp_path_factory.mktemp("project")))
+    local = compozy(home, *args, *extra, "-o", "json")
+    remote = compozy(home, "--url", daemon.url, *args, *extra, "-o", "json")
+    assert (local.returncode, remote.returncode) == (0, 0), local.stderr + remote.stderr
+    [mine], [theirs] = json.loads(local.stdout)[kind], json.loads(remote.stdout)[kind]
+    assert mine.keys() == theirs.keys()
+    same_fields = {k: v for k, v in mine.items() if k not in ("id", "created_at")}
+    assert same_fields == {k: v for k, v in theirs.items() if k not in ("id", "created_at")}
+    listed = json.loads(compozy(home, command[0], "list", "-o", "json").stdout)[kind]
+    assert [mine, theirs] == listed[-2:]
 
 
 def test_session_create_against_the_daemon_is_the_record_status_reads(

@@ -53,8 +53,35 @@ def test_a_registered_workspace_and_profile_can_hold_a_session(tmp_path: Path) -
     assert session["lineage"]["permission_policy"]["workspace_paths"] == [str(project.resolve())]
 
 
-def test_adding_a_path_that_is_not_a_directory_is_a_clear_error(tmp_path: Path) -> None:
+def test_adding_a_path_that_is_not_a_directory_is_a_clear_usage_error(tmp_path: Path) -> None:
     done = _run(tmp_path / "home", "workspace", "add", str(tmp_path / "missing"))
-    assert done.returncode == 6
-    assert "is not a directory" in done.stderr
-    assert "Traceback" not in done.stderr
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"error: {tmp_path / 'missing'} is not a directory (invalid_request: path_not_directory)\n"
+    )
+    assert _json(tmp_path / "home", "workspace", "list")["workspaces"][0]["id"] == "ws_default"
+    assert len(_json(tmp_path / "home", "workspace", "list")["workspaces"]) == 1
+
+
+def test_a_relative_path_is_taken_from_where_the_command_runs(tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir()
+    env = {**os.environ, "COMPOZY_HOME": str(tmp_path / "home")}
+    done = subprocess.run(
+        [str(COMPOZY), "workspace", "add", "project", "-o", "json"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [workspace] = json.loads(done.stdout)["workspaces"]
+    assert (workspace["name"], workspace["path"]) == (
+        "project",
+        str((tmp_path / "project").resolve()),
+    )
+
+
+def test_text_output_is_one_line_per_row(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert _run(home, "profile", "add", "Ops", "--icon", "gear").returncode == 0
+    lines = _run(home, "profile", "list").stdout.splitlines()
+    assert len(lines) == 2
+    assert lines[1].startswith("prof_")
+    assert lines[1].endswith("  Ops    gear")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,6 +34,10 @@ HOST_TOOLS = {
         "session_create",
         "session_archive",
         "session_unarchive",
+        "workspace_list",
+        "workspace_add",
+        "profile_list",
+        "profile_add",
         "tool_list",
         "tool_info",
         "tool_search",
@@ -94,6 +99,31 @@ async def test_each_tool_returns_what_the_host_api_returns(client: Client, app: 
     assert archived["session"]["archived_at"] is not None
     back = await call(client, "session_unarchive", {"session_id": sid})
     assert back["session"]["archived_at"] is None
+
+
+async def test_workspace_and_profile_tools_return_the_route_payloads(
+    client: Client, app: App, tmp_path: Path
+) -> None:
+    host = HostAPI(app)
+    added = await call(client, "workspace_add", {"path": str(tmp_path), "name": "t"})
+    assert added["workspace"]["path"] == str(tmp_path.resolve())
+    assert await call(client, "workspace_list", {}) == await host.list_workspaces()
+    assert added["workspace"] in (await host.list_workspaces())["workspaces"]
+    profile = await call(client, "profile_add", {"name": "Ops", "icon": "gear"})
+    assert (profile["profile"]["name"], profile["profile"]["icon"]) == ("Ops", "gear")
+    assert await call(client, "profile_list", {}) == await host.list_profiles()
+
+
+async def test_a_bad_workspace_is_the_route_error_not_a_redacted_one(
+    client: Client, tmp_path: Path
+) -> None:
+    missing = tmp_path / "missing"
+    body = await error(client, "workspace_add", {"path": str(missing)})
+    assert body == {
+        "code": "invalid_request",
+        "reason": "path_not_directory",
+        "message": f"{missing} is not a directory",
+    }
 
 
 async def test_session_tools_return_the_full_record(client: Client) -> None:

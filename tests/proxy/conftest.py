@@ -1,5 +1,6 @@
-"""Fixtures: ``proxy`` (in-process, stdio, HTTP over TCP, HTTP over a Unix socket) and ``mode``
-(``auto``: 2026-07-28, ``legacy``: 2025-11-25). See ``support.py`` for how each is reached."""
+"""Fixtures: ``proxy`` (in-process, stdio, HTTP over TCP, HTTP over a Unix socket, and stdio
+relaying a daemon) and ``mode`` (``auto``: 2026-07-28, ``legacy``: 2025-11-25). See
+``support.py`` for how each is reached."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tests.proxy.support import (
     Mode,
     Proxy,
     ProxyPool,
+    Relayed,
     Stdio,
     Uds,
     make_home,
@@ -39,7 +41,7 @@ def pool(proxy_home: Home) -> Iterator[ProxyPool]:
         started.close()
 
 
-@pytest.fixture(params=["inproc", "stdio", "http", "uds"])
+@pytest.fixture(params=["inproc", "stdio", "http", "uds", "relay"])
 def proxy(
     request: pytest.FixtureRequest,
     app: App,
@@ -55,6 +57,8 @@ def proxy(
         return Stdio(proxy_home)
     if kind == "http":
         return Http(pool)
+    if kind == "relay":
+        return Relayed(pool)
     return Uds(pool)
 
 

@@ -198,6 +198,8 @@ class ProxyPool:
         self._http: dict[tuple[Any, ...], HttpProxy] = {}
         self._uds: dict[tuple[Any, ...], UdsProxy] = {}
         self._processes: list[ProxyProcess] = []
+        self._daemons: dict[int | None, Path] = {}
+        self._stack = contextlib.ExitStack()
 
     def start(
         self,
@@ -232,11 +234,26 @@ class ProxyPool:
             self._uds[key] = UdsProxy(process, path)
         return self._uds[key]
 
+    def daemon_socket(self, budget: int | None = None) -> Path:
+        """The socket of a daemon (``compozy serve``) on this home, one per result budget."""
+        from tests.api.support import Home as DaemonHome
+        from tests.api.support import running_daemon
+
+        if budget not in self._daemons:
+            path = self.home.root / "sockets" / f"daemon-{len(self._daemons)}.sock"
+            home = DaemonHome(self.home.root / "home", budget_env(self.home, budget))
+            args = ("--no-tcp", "--uds", str(path))
+            daemon = self._stack.enter_context(running_daemon(home, *args, listeners=1))
+            assert daemon.socket == path
+            self._daemons[budget] = path
+        return self._daemons[budget]
+
     def close(self) -> None:
         for process in self._processes:  # all at once: each takes a moment to wind down
             process.terminate()
         for process in self._processes:
             process.stop()
+        self._stack.close()
 
 
 class Proxy(Protocol):
@@ -375,6 +392,18 @@ class InProcess:
 _LOG_NUMBERS = itertools.count()
 
 
+@asynccontextmanager
+async def spawned(
+    home: Home, params: StdioServerParameters, mode: Mode, name: str
+) -> AsyncIterator[Client]:
+    """A client on a proxy the SDK's stdio client starts; its stderr must hold no traceback."""
+    log = home.root / f"{name}-{next(_LOG_NUMBERS)}.log"
+    with log.open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode=mode, cache=None) as c:
+            yield c
+    assert "Traceback" not in log.read_text(), log.read_text()
+
+
 @dataclass
 class Stdio:
     """``compozy proxy`` spawned by the SDK's stdio client, one process per client."""
@@ -396,11 +425,36 @@ class Stdio:
             args=proxy_args(session=session, page_size=page_size),
             env=budget_env(self.home, budget),
         )
-        log = self.home.root / f"stdio-{next(_LOG_NUMBERS)}.log"
-        with log.open("w") as errlog:
-            async with Client(stdio_client(params, errlog=errlog), mode=mode, cache=None) as c:
-                yield c
-        assert "Traceback" not in log.read_text(), log.read_text()
+        async with spawned(self.home, params, mode, "stdio") as c:
+            yield c
+
+
+@dataclass
+class Relayed:
+    """``compozy --socket D proxy`` spawned by the SDK's stdio client: the proxy relays a
+    daemon serving the same home, one process per client."""
+
+    pool: ProxyPool
+    kind: str = "relay"
+
+    @asynccontextmanager
+    async def client(
+        self,
+        mode: Mode,
+        *,
+        session: str | None = None,
+        page_size: int | None = None,
+        budget: int | None = None,
+    ) -> AsyncIterator[Client]:
+        daemon = self.pool.daemon_socket(budget)
+        home = self.pool.home
+        params = StdioServerParameters(
+            command=str(COMPOZY),
+            args=["--socket", str(daemon), *proxy_args(session=session, page_size=page_size)],
+            env=dict(home.env),
+        )
+        async with spawned(home, params, mode, "relay") as c:
+            yield c
 
 
 @dataclass

@@ -28,11 +28,11 @@ from compozy_mcp.api.errors import (
     error_response,
 )
 from compozy_mcp.api.operations import (
-    SESSION_HEADER,
     SESSION_LIST,
     TOOL_SEARCH,
     HostAPI,
 )
+from compozy_mcp.calls import SESSION_HEADER
 from compozy_mcp.errors import CompozyError, ToolInvalidInput
 
 log = logging.getLogger(__name__)
@@ -191,6 +191,18 @@ class Routes:
     async def unarchive_session(self, request: Request) -> tuple[int, dict[str, Any]]:
         return 200, await self.host.unarchive_session(request.path_params["session_id"])
 
+    async def list_workspaces(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.list_workspaces()
+
+    async def add_workspace(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 201, await self.host.add_workspace(await _object_body(request))
+
+    async def list_profiles(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.list_profiles()
+
+    async def add_profile(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 201, await self.host.add_profile(await _object_body(request))
+
     def table(self) -> list[Route]:
         """Every route, in matching order: one per path, with its methods."""
         spec: list[tuple[str, str, Handler]] = [
@@ -204,6 +216,10 @@ class Routes:
             ("/sessions/{session_id:path}/archive", "POST", self.archive_session),
             ("/sessions/{session_id:path}/unarchive", "POST", self.unarchive_session),
             ("/sessions/{session_id:compozy_session_id}", "GET", self.session_status),
+            ("/workspaces", "GET", self.list_workspaces),
+            ("/workspaces", "POST", self.add_workspace),
+            ("/profiles", "GET", self.list_profiles),
+            ("/profiles", "POST", self.add_profile),
         ]
         by_path: dict[str, dict[str, Handler]] = {}
         for path, method, handler in spec:

@@ -2,8 +2,12 @@
 served on any number of bound sockets (TCP and a Unix socket) by :func:`compozy_mcp.net.serve`.
 
 The MCP endpoint is the proxy's Streamable HTTP app; its session manager runs inside this
-app's lifespan. Host/Origin checks and the token are :class:`~compozy_mcp.api.auth.Guard`'s, for
-both endpoints, so the SDK's own DNS-rebinding check (which cannot serve TCP and a socket with one
+app's lifespan. It serves every caller: a request that names a managed session in
+``X-Compozy-Session`` (as ``compozy proxy --session`` does against a daemon) lists and calls
+what that session's policy allows, one that names none gets the full-policy catalog.
+
+Host/Origin checks and the token are :class:`~compozy_mcp.api.auth.Guard`'s, for both
+endpoints, so the SDK's own DNS-rebinding check (which cannot serve TCP and a socket with one
 allow-list) is off.
 """
 
@@ -33,7 +37,7 @@ def daemon_app(app: App, access: Access) -> Starlette:
     from compozy_mcp.proxy.server import ProxyServer
     from compozy_mcp.proxy.transports import MAX_REQUEST_BYTES, MCP_PATH, QuietDisconnects
 
-    mcp_app = ProxyServer(app).server.streamable_http_app(
+    mcp_app = ProxyServer(app, scope_per_request=True).server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         json_response=True,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),

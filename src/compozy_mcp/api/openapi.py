@@ -13,15 +13,16 @@ import functools
 from typing import Any
 
 from compozy_mcp import __version__
+from compozy_mcp.api import bodies
 from compozy_mcp.api.app import MAX_BODY_BYTES
 from compozy_mcp.api.errors import STATUS_BY_CODE
 from compozy_mcp.api.operations import (
     SESSION_CREATE,
-    SESSION_HEADER,
     SESSION_LIST,
     TOOL_SEARCH,
     input_schema,
 )
+from compozy_mcp.calls import SESSION_HEADER
 from compozy_mcp.info.descriptors import DESCRIPTOR_SCHEMA
 from compozy_mcp.native.schemas import OPEN_OBJECT, SESSION_RECORD, STRING, array, obj
 
@@ -73,12 +74,21 @@ def schemas() -> dict[str, Schema]:
         "SessionResponse": obj({"session": ref("SessionPayload")}),
         "SessionPage": obj({"sessions": array(ref("SessionPayload"))}, {"next_cursor": STRING}),
         "SessionCreateRequest": input_schema(SESSION_CREATE),
+        "Workspace": bodies.WORKSPACE,
+        "WorkspaceList": obj({"workspaces": array(ref("Workspace"))}),
+        "WorkspaceResponse": obj({"workspace": ref("Workspace")}),
+        "WorkspaceAddRequest": bodies.WORKSPACE_ADD,
+        "Profile": bodies.PROFILE,
+        "ProfileList": obj({"profiles": array(ref("Profile"))}),
+        "ProfileResponse": obj({"profile": ref("Profile")}),
+        "ProfileAddRequest": bodies.PROFILE_ADD,
     }
 
 
 #: why each error status happens, for the response descriptions
 ERROR_CAUSES = {
-    400: "Invalid input: a bad body, query or tool input (tool_invalid_input, invalid_request).",
+    400: "Invalid input: a bad body, query, tool input, workspace or profile "
+    "(tool_invalid_input, invalid_request).",
     401: "A bearer token is required and missing or wrong (unauthorized).",
     403: "The call is denied (tool_denied), or a browser Origin is not allowed (forbidden).",
     404: "Unknown tool (tool_not_found) or session, workspace, profile (not_found).",
@@ -242,6 +252,32 @@ def _paths() -> dict[str, Any]:
                 "parameters": [SESSION_ID],
                 "responses": _responses(200, "SessionResponse", *session_ops),
             }
+        },
+        "/api/workspaces": {
+            "get": {
+                "operationId": "listWorkspaces",
+                "summary": "The registered workspaces, oldest (the default) first.",
+                "responses": _responses(200, "WorkspaceList"),
+            },
+            "post": {
+                "operationId": "addWorkspace",
+                "summary": "Register a directory of the daemon's machine as a workspace.",
+                "requestBody": _json_body("WorkspaceAddRequest"),
+                "responses": _responses(201, "WorkspaceResponse", 400, 413),
+            },
+        },
+        "/api/profiles": {
+            "get": {
+                "operationId": "listProfiles",
+                "summary": "The profiles, oldest (the default) first.",
+                "responses": _responses(200, "ProfileList"),
+            },
+            "post": {
+                "operationId": "addProfile",
+                "summary": "Create a profile (how sessions are presented).",
+                "requestBody": _json_body("ProfileAddRequest"),
+                "responses": _responses(201, "ProfileResponse", 400, 413),
+            },
         },
     }
 

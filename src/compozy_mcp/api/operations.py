@@ -11,6 +11,9 @@ in-process or against a daemon, the Host API MCP server) gives the same answer.
   (the record the ``full`` view returns; views never apply here) as ``{"session": ...}`` or
   ``{"sessions": [...], "next_cursor"?}``. Their inputs are checked against the input schemas of
   the matching native tools (without the selector), so errors name that tool.
+- Workspace and profile operations return ``{"workspaces": [...]}`` / ``{"workspace": ...}``
+  and ``{"profiles": [...]}`` / ``{"profile": ...}``; their bodies are checked by
+  :mod:`compozy_mcp.api.bodies`.
 
 Nothing here imports the HTTP stack or the MCP SDK.
 """
@@ -19,9 +22,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Protocol
 
-from compozy_mcp.calls import OPERATOR, CallInfo, CallScope
+from compozy_mcp.api import bodies
+from compozy_mcp.calls import CallInfo, scope_of
 from compozy_mcp.errors import ToolNotFound
 from compozy_mcp.info.descriptors import descriptor
 from compozy_mcp.validation import InputCheck
@@ -36,9 +41,6 @@ SESSION_CREATE = "compozy__session_create"
 SESSION_ARCHIVE = "compozy__session_archive"
 SESSION_UNARCHIVE = "compozy__session_unarchive"
 TOOL_SEARCH = "compozy__tool_search"
-
-#: the header (HTTP) or argument (MCP) naming the managed session a tool call is made as
-SESSION_HEADER = "X-Compozy-Session"
 
 
 @functools.cache
@@ -61,11 +63,6 @@ def check(tool_id: str, value: Any) -> None:
     """Raise the tool's own :class:`~compozy_mcp.errors.ToolInvalidInput` if ``value`` breaks
     its input schema."""
     _own_input(tool_id).check(tool_id, value)
-
-
-def scope_of(session: str | None) -> CallScope:
-    """The scope of a call made as ``session`` (a managed session), or the operator's."""
-    return CallScope(session_id=session, actor="agent") if session else OPERATOR
 
 
 class HostClient(Protocol):
@@ -92,6 +89,14 @@ class HostClient(Protocol):
     async def archive_session(self, session_id: str) -> dict[str, Any]: ...
 
     async def unarchive_session(self, session_id: str) -> dict[str, Any]: ...
+
+    async def list_workspaces(self) -> dict[str, Any]: ...
+
+    async def add_workspace(self, fields: Any) -> dict[str, Any]: ...
+
+    async def list_profiles(self) -> dict[str, Any]: ...
+
+    async def add_profile(self, fields: Any) -> dict[str, Any]: ...
 
     async def aclose(self) -> None: ...
 
@@ -175,6 +180,26 @@ class HostAPI:
         check(SESSION_UNARCHIVE, {"session_id": session_id})
         info = CallInfo(SESSION_UNARCHIVE)
         return {"session": self.app.services.sessions.unarchive(info, session_id)}
+
+    # --- workspaces and profiles -------------------------------------------------------------
+
+    async def list_workspaces(self) -> dict[str, Any]:
+        return {"workspaces": [asdict(row) for row in self.app.services.sessions.workspaces()]}
+
+    async def add_workspace(self, fields: Any) -> dict[str, Any]:
+        args = bodies.check("workspace", fields)
+        path = bodies.workspace_directory(args["path"])
+        row = self.app.services.sessions.add_workspace(path, args.get("name"))
+        return {"workspace": asdict(row)}
+
+    async def list_profiles(self) -> dict[str, Any]:
+        return {"profiles": [asdict(row) for row in self.app.services.sessions.profiles()]}
+
+    async def add_profile(self, fields: Any) -> dict[str, Any]:
+        args = bodies.check("profile", fields)
+        sessions = self.app.services.sessions
+        row = sessions.add_profile(args["name"], args.get("color"), args.get("icon"))
+        return {"profile": asdict(row)}
 
     async def aclose(self) -> None:
         """The app belongs to whoever opened it."""

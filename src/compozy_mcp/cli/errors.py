@@ -32,7 +32,9 @@ _EXIT_BY_CODE = {
 def exit_code(error: CompozyError) -> int:
     if isinstance(error, ToolError):
         return _EXIT_BY_CODE.get(error.error_code, EXIT_FAILED)
-    return EXIT_SETUP if isinstance(error, SetupError) else EXIT_FAILED
+    if isinstance(error, SetupError):
+        return EXIT_SETUP
+    return _EXIT_BY_CODE.get(error.code, EXIT_FAILED)
 
 
 def error_payload(error: CompozyError) -> dict[str, Any]:

@@ -1,14 +1,27 @@
-"""``compozy proxy``: the hosted MCP proxy over stdio (default), Streamable HTTP or a socket."""
+"""``compozy proxy``: the hosted MCP proxy over stdio (default), Streamable HTTP or a socket.
+
+In-process on the embedded store by default; with ``--url`` / ``--socket`` (``COMPOZY_URL``) it
+relays a daemon's ``/mcp`` instead (:mod:`compozy_mcp.proxy.relay`), with the same listing and
+results."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from compozy_mcp import jsonutil
 from compozy_mcp.cli.errors import EXIT_OK
 from compozy_mcp.errors import ConfigError
+
+if TYPE_CHECKING:
+    from mcp.server import Server
+
+    from compozy_mcp.cli.client import Target
 
 DEFAULT_PORT = 8765
 
@@ -62,17 +75,23 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    import anyio
-
-    from compozy_mcp import net
-    from compozy_mcp.app import open_app
-    from compozy_mcp.calls import OPERATOR, CallScope
-    from compozy_mcp.errors import ResourceNotFound
-    from compozy_mcp.proxy import transports
-    from compozy_mcp.proxy.server import ProxyServer
+    from compozy_mcp.cli.client import target_from_env
 
     if args.page_size is not None and args.page_size < 1:
         raise ConfigError("--page-size must be at least 1")
+    target = target_from_env()
+    if target is not None:
+        return _relay(args, target)
+    return _in_process(args)
+
+
+def _in_process(args: argparse.Namespace) -> int:
+    """Serve the native tools from this process, on the embedded store."""
+    from compozy_mcp.app import open_app
+    from compozy_mcp.calls import OPERATOR, CallScope
+    from compozy_mcp.errors import ResourceNotFound
+    from compozy_mcp.proxy.server import ProxyServer
+
     with open_app() as app:
         scope = OPERATOR
         if args.session:
@@ -80,24 +99,64 @@ def run(args: argparse.Namespace) -> int:
                 raise ResourceNotFound("compozy proxy", "session", args.session)
             scope = CallScope(session_id=args.session, actor="agent")
         server = ProxyServer(app, scope=scope, page_size=args.page_size).server
-        if args.uds:
-            path = Path(args.uds).expanduser()
-            sock = net.bind_uds(path)
-            _say(f"serving MCP on unix socket {path} at {transports.MCP_PATH}")
-            net.serve(transports.http_app(server, uds=True), [sock], socket_files=[path])
-        elif args.http:
-            host, port = parse_address(args.http)
-            sock = net.bind_tcp(host, port)
-            port = sock.getsockname()[1]
-            shown = f"[{host}]" if ":" in host else host
-            url = f"http://{shown}:{port}{transports.MCP_PATH}"
-            if not net.is_loopback(host):
-                _say(
-                    f"warning: {host} is not a loopback address; anyone who can reach it "
-                    "can call the tools"
-                )
-            _say(f"serving MCP at {url}\n{client_setup(url)}")
-            net.serve(transports.http_app(server, host=host), [sock])
-        else:
-            anyio.run(transports.serve_stdio, server)
+        _serve(args, server, None)
     return EXIT_OK
+
+
+def _relay(args: argparse.Namespace, target: Target) -> int:
+    """Serve a daemon's tools (``--url`` / ``--socket`` / ``COMPOZY_URL``)."""
+    import asyncio
+    import os
+
+    from compozy_mcp.cli.client import ENV_TOKEN
+    from compozy_mcp.proxy.relay import Relay
+
+    relay = Relay(
+        target,
+        token=os.environ.get(ENV_TOKEN) or None,
+        session=args.session,
+        page_size=args.page_size,
+    )
+    asyncio.run(relay.prepare())
+    _say(f"relaying the compozy daemon at {target}")
+    _serve(args, relay.server, relay.serving)
+    return EXIT_OK
+
+
+def _serve(
+    args: argparse.Namespace,
+    server: Server[Any],
+    around: Callable[[], AbstractAsyncContextManager[None]] | None,
+) -> None:
+    """Serve ``server`` on the transport the arguments name, holding ``around`` open."""
+    import anyio
+
+    from compozy_mcp import net
+    from compozy_mcp.proxy import transports
+
+    if args.uds:
+        path = Path(args.uds).expanduser()
+        sock = net.bind_uds(path)
+        _say(f"serving MCP on unix socket {path} at {transports.MCP_PATH}")
+        app = transports.http_app(server, uds=True, around=around)
+        net.serve(app, [sock], socket_files=[path])
+    elif args.http:
+        host, port = parse_address(args.http)
+        sock = net.bind_tcp(host, port)
+        port = sock.getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        url = f"http://{shown}:{port}{transports.MCP_PATH}"
+        if not net.is_loopback(host):
+            _say(
+                f"warning: {host} is not a loopback address; anyone who can reach it "
+                "can call the tools"
+            )
+        _say(f"serving MCP at {url}\n{client_setup(url)}")
+        net.serve(transports.http_app(server, host=host, around=around), [sock])
+    else:
+
+        async def stdio() -> None:
+            async with around() if around is not None else contextlib.nullcontext():
+                await transports.serve_stdio(server)
+
+        anyio.run(stdio)

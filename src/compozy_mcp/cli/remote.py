@@ -15,7 +15,7 @@ from urllib.parse import quote
 import httpx2
 
 from compozy_mcp import jsonutil
-from compozy_mcp.api.operations import SESSION_HEADER
+from compozy_mcp.calls import SESSION_HEADER
 from compozy_mcp.cli.client import Target
 from compozy_mcp.errors import SetupError, ToolError
 
@@ -189,6 +189,20 @@ class RemoteHost:
 
     async def unarchive_session(self, session_id: str) -> dict[str, Any]:
         return await self._request("POST", f"/sessions/{_segment(session_id)}/unarchive")
+
+    # --- workspaces and profiles -------------------------------------------------------------
+
+    async def list_workspaces(self) -> dict[str, Any]:
+        return await self._request("GET", "/workspaces")
+
+    async def add_workspace(self, fields: Any) -> dict[str, Any]:
+        return await self._request("POST", "/workspaces", body=fields)
+
+    async def list_profiles(self) -> dict[str, Any]:
+        return await self._request("GET", "/profiles")
+
+    async def add_profile(self, fields: Any) -> dict[str, Any]:
+        return await self._request("POST", "/profiles", body=fields)
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -1,17 +1,24 @@
 """``compozy workspace add|list`` and ``compozy profile add|list``: where sessions live and how
-they are presented. Sessions name them by id (``workspace_id``, ``profile_id``)."""
+they are presented. Sessions name them by id (``workspace_id``, ``profile_id``). In-process
+or against a daemon, like every command; the output is the same either way."""
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compozy_mcp import jsonutil
 from compozy_mcp.cli.errors import EXIT_OK
 from compozy_mcp.cli.options import output_options
-from compozy_mcp.errors import ConfigError
+
+if TYPE_CHECKING:
+    from compozy_mcp.api.operations import HostClient
+
+
+WORKSPACE_COLUMNS = ("id", "name", "path")
+PROFILE_COLUMNS = ("id", "name", "color", "icon")
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,24 +54,37 @@ def _print(
         print("  ".join(str(row.get(column) or "") for column in columns).rstrip())
 
 
-def run(args: argparse.Namespace) -> int:
-    from compozy_mcp.app import open_app
+def _workspace(args: argparse.Namespace) -> Callable[[HostClient], Awaitable[dict[str, Any]]]:
+    if args.workspace_command == "list":
+        return lambda host: host.list_workspaces()
+    # Resolved here, where the user typed it; a daemon checks that it is a directory there.
+    fields = {"path": str(Path(args.path).expanduser().resolve())}
+    if args.name is not None:
+        fields["name"] = args.name
+    return lambda host: host.add_workspace(fields)
 
-    with open_app() as app:
-        sessions = app.services.sessions
-        if args.command == "workspace":
-            if args.workspace_command == "add":
-                path = Path(args.path).expanduser()
-                if not path.is_dir():
-                    raise ConfigError(f"{path} is not a directory")
-                rows = [sessions.add_workspace(path, args.name)]
-            else:
-                rows = sessions.workspaces()
-            _print([asdict(r) for r in rows], "workspaces", args, ("id", "name", "path"))
-        else:
-            if args.profile_command == "add":
-                prows = [sessions.add_profile(args.name, args.color, args.icon)]
-            else:
-                prows = sessions.profiles()
-            _print([asdict(r) for r in prows], "profiles", args, ("id", "name", "color", "icon"))
+
+def _profile(args: argparse.Namespace) -> Callable[[HostClient], Awaitable[dict[str, Any]]]:
+    if args.profile_command == "list":
+        return lambda host: host.list_profiles()
+    fields = {"name": args.name}
+    for name in ("color", "icon"):
+        if getattr(args, name) is not None:
+            fields[name] = getattr(args, name)
+    return lambda host: host.add_profile(fields)
+
+
+def _rows(payload: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    """A list payload's rows, or the one row an ``add`` returns."""
+    rows: list[dict[str, Any]] = payload.get(f"{kind}s", [payload.get(kind)])
+    return rows
+
+
+def run(args: argparse.Namespace) -> int:
+    from compozy_mcp.cli.client import call
+
+    if args.command == "workspace":
+        _print(_rows(call(_workspace(args)), "workspace"), "workspaces", args, WORKSPACE_COLUMNS)
+    else:
+        _print(_rows(call(_profile(args)), "profile"), "profiles", args, PROFILE_COLUMNS)
     return EXIT_OK

@@ -30,6 +30,7 @@ from mcp.types import (
 )
 
 from compozy_mcp import __version__, jsonutil
+from compozy_mcp.api import bodies
 from compozy_mcp.api.errors import InternalError, error_body
 from compozy_mcp.api.operations import (
     SESSION_ARCHIVE,
@@ -50,9 +51,9 @@ log = logging.getLogger(__name__)
 SERVER_NAME = "compozy-host"
 PREFIX = "compozy_host__"
 INSTRUCTIONS = (
-    "The compozy Host API: list, read, create and archive managed sessions (full records), and "
-    "list, inspect, search and invoke native tools. compozy_host__tool_invoke passes the tool "
-    'input as "input"; put result_view inside it.'
+    "The compozy Host API: list, read, create and archive managed sessions (full records), "
+    "register workspaces and profiles, and list, inspect, search and invoke native tools. "
+    'compozy_host__tool_invoke passes the tool input as "input"; put result_view inside it.'
 )
 
 Run = Callable[[HostClient, dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -69,6 +70,8 @@ class HostTool:
     input_schema: dict[str, Any]
     read_only: bool
     run: Run
+    #: False when the operation checks its own input, so that errors are the route's own
+    checked_here: bool = True
 
 
 def _session_tool(
@@ -115,6 +118,39 @@ def host_tools() -> list[HostTool]:
             f"Return an archived session to the board. {record}",
             lambda host, args: host.unarchive_session(args["session_id"]),
             read_only=False,
+        ),
+        HostTool(
+            PREFIX + "workspace_list",
+            'The registered workspaces, oldest first: {"workspaces": [{"id", "name", "path", '
+            '"created_at"}]}. Sessions name one by workspace_id.',
+            tool_input(),
+            True,
+            lambda host, args: host.list_workspaces(),
+        ),
+        HostTool(
+            PREFIX + "workspace_add",
+            "Register a directory (an absolute path on the host) as a workspace: "
+            '{"workspace": {...}}.',
+            bodies.WORKSPACE_ADD,
+            False,
+            lambda host, args: host.add_workspace(args),
+            checked_here=False,
+        ),
+        HostTool(
+            PREFIX + "profile_list",
+            'The profiles, oldest first: {"profiles": [{"id", "name", "color", "icon", '
+            '"created_at"}]}. Sessions name one by profile_id.',
+            tool_input(),
+            True,
+            lambda host, args: host.list_profiles(),
+        ),
+        HostTool(
+            PREFIX + "profile_add",
+            'Create a profile (how sessions are presented): {"profile": {...}}.',
+            bodies.PROFILE_ADD,
+            False,
+            lambda host, args: host.add_profile(args),
+            checked_here=False,
         ),
         HostTool(
             PREFIX + "tool_list",
@@ -198,7 +234,9 @@ class HostServer:
             for tool in self.host_tools.values()
         ]
         self._checks = {
-            name: InputCheck(tool.input_schema) for name, tool in self.host_tools.items()
+            name: InputCheck(tool.input_schema)
+            for name, tool in self.host_tools.items()
+            if tool.checked_here
         }
         self.server: Server[Any] = Server(
             SERVER_NAME,
@@ -226,7 +264,8 @@ class HostServer:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         args = dict(params.arguments or {})
         try:
-            self._checks[tool.name].check(tool.name, args)
+            if tool.checked_here:
+                self._checks[tool.name].check(tool.name, args)
             payload = await tool.run(self.client, args)
         except CompozyError as error:
             return _result(error_body(error), is_error=True)

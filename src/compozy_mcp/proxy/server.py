@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcp.server import Server, ServerRequestContext
@@ -21,10 +21,12 @@ from mcp.types import (
 
 from compozy_mcp import __version__
 from compozy_mcp.app import App
-from compozy_mcp.calls import OPERATOR, CallScope
+from compozy_mcp.calls import OPERATOR, SESSION_HEADER, CallScope, scope_of
 from compozy_mcp.dispatch import ToolResult
 from compozy_mcp.errors import ToolBackendFailed, ToolError, ToolNotFound
+from compozy_mcp.native.registry import RegisteredTool
 from compozy_mcp.proxy.listing import mcp_tool
+from compozy_mcp.proxy.paging import Pages
 
 log = logging.getLogger(__name__)
 
@@ -63,63 +65,98 @@ def error_result(error: ToolError) -> CallToolResult:
     )
 
 
+ListTools = Callable[
+    [ServerRequestContext[Any], PaginatedRequestParams | None], Awaitable[ListToolsResult]
+]
+CallTool = Callable[[ServerRequestContext[Any], CallToolRequestParams], Awaitable[CallToolResult]]
+
+
+def native_server(
+    list_tools: ListTools, call_tool: CallTool, schemas: Mapping[str, Mapping[str, Any]]
+) -> Server[Any]:
+    """The SDK server every native-tool surface serves (the proxy and the relay): the same name,
+    instructions and catalog cache hint; input schemas by name, so that a Streamable HTTP call
+    does not re-run the listing."""
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        get_tool_input_schema=schemas.get,
+        # The catalog is fixed for the life of the process (and per session scope).
+        cache_hints={"tools/list": CacheHint(ttl_ms=CATALOG_TTL_MS, scope="private")},
+    )
+
+
 class ProxyServer:
     """One MCP server over one app, serving the catalog a caller's scope allows.
 
-    ``page_size`` ``None`` serves the whole catalog in one page: SDK clients re-list before
-    calling a tool they have not seen, and only read the first page to do it.
+    The scope is ``scope`` for every call (``compozy proxy --session``), or with
+    ``scope_per_request`` the one each HTTP request names in ``X-Compozy-Session`` (the
+    daemon's ``/mcp``, which serves every session; none named is the operator). Each scope's
+    listing is built once. ``page_size`` ``None`` serves the whole catalog in one page.
     """
 
+    #: listings kept for this many scopes at most (a daemon may serve many sessions)
+    MAX_LISTINGS = 256
+
     def __init__(
-        self, app: App, *, scope: CallScope = OPERATOR, page_size: int | None = None
+        self,
+        app: App,
+        *,
+        scope: CallScope = OPERATOR,
+        page_size: int | None = None,
+        scope_per_request: bool = False,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.app = app
         self.scope = scope
         self.page_size = page_size
-        visible = app.catalog.visible(scope)
-        self.tools: list[Tool] = [mcp_tool(tool) for tool in visible]
-        self._schemas: dict[str, Mapping[str, Any]] = {t.id: t.input_schema for t in visible}
-        self._pages = self._paginate()
-        self.server: Server[Any] = Server(
-            SERVER_NAME,
-            version=__version__,
-            instructions=INSTRUCTIONS,
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-            get_tool_input_schema=self._schemas.get,
-            # The catalog is fixed for the life of the process (and per session scope).
-            cache_hints={"tools/list": CacheHint(ttl_ms=CATALOG_TTL_MS, scope="private")},
-        )
+        self.scope_per_request = scope_per_request
+        self._listings: dict[CallScope, Pages] = {}
+        # A scope changes which tools are listed, never their schemas.
+        visible = app.catalog.visible(OPERATOR if scope_per_request else scope)
+        self._schemas: dict[str, Mapping[str, Any]] = {
+            tool.name: tool.input_schema for tool in map(self.advertise, visible)
+        }
+        self.server = native_server(self._list_tools, self._call_tool, self._schemas)
 
-    def _paginate(self) -> dict[str, ListToolsResult]:
-        size = self.page_size or max(1, len(self.tools))
-        starts = list(range(0, max(1, len(self.tools)), size))
-        pages: dict[str, ListToolsResult] = {}
-        for index, start in enumerate(starts):
-            cursor = "" if index == 0 else str(start)
-            following = str(starts[index + 1]) if index + 1 < len(starts) else None
-            pages[cursor] = ListToolsResult(
-                tools=self.tools[start : start + size], next_cursor=following
-            )
+    def advertise(self, tool: RegisteredTool) -> Tool:
+        """How ``tools/list`` shows a tool."""
+        return mcp_tool(tool)
+
+    def listing(self, scope: CallScope) -> Pages:
+        """The pages of the tools ``scope`` may see."""
+        pages = self._listings.get(scope)
+        if pages is None:
+            visible = self.app.catalog.visible(scope)
+            pages = Pages([self.advertise(tool) for tool in visible], self.page_size)
+            if visible:  # a session not created yet sees nothing for now: not kept
+                if len(self._listings) >= self.MAX_LISTINGS:
+                    self._listings.pop(next(iter(self._listings)))
+                self._listings[scope] = pages
         return pages
+
+    def _scope(self, ctx: ServerRequestContext[Any]) -> CallScope:
+        if not self.scope_per_request:
+            return self.scope
+        headers = getattr(ctx.request, "headers", None)
+        return scope_of(headers.get(SESSION_HEADER) if headers is not None else None)
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        cursor = params.cursor if params is not None and params.cursor is not None else ""
-        page = self._pages.get(cursor)
-        if page is None:
-            raise MCPError(code=INVALID_PARAMS, message=f"Invalid cursor: {cursor!r}")
-        return page
+        return self.listing(self._scope(ctx)).page(params)
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
     ) -> CallToolResult:
         name = params.name
+        scope = self._scope(ctx)
         try:
-            result = await self.app.dispatcher.call(name, params.arguments or {}, scope=self.scope)
+            result = await self.app.dispatcher.call(name, params.arguments or {}, scope=scope)
         except ToolNotFound:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}") from None
         except ToolError as error:

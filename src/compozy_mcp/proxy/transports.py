@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from mcp.server import Server
@@ -54,8 +57,15 @@ class QuietDisconnects:
             log.debug("an HTTP client disconnected before its request was read")
 
 
-def http_app(server: Server[Any], *, host: str = "127.0.0.1", uds: bool = False) -> Starlette:
-    """The Streamable HTTP app at ``/mcp``, answering with JSON (not SSE) responses."""
+def http_app(
+    server: Server[Any],
+    *,
+    host: str = "127.0.0.1",
+    uds: bool = False,
+    around: Callable[[], AbstractAsyncContextManager[None]] | None = None,
+) -> Starlette:
+    """The Streamable HTTP app at ``/mcp``, answering with JSON (not SSE) responses.
+    ``around`` is held open for as long as the app serves (the relay's daemon connection)."""
     security = uds_security() if uds else None
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
@@ -65,4 +75,14 @@ def http_app(server: Server[Any], *, host: str = "127.0.0.1", uds: bool = False)
         max_request_body_size=MAX_REQUEST_BYTES,
     )
     app.add_middleware(QuietDisconnects)
+    if around is not None:
+        inner = app.router.lifespan_context
+        hold = around
+
+        @contextlib.asynccontextmanager
+        async def lifespan(started: Starlette) -> AsyncIterator[None]:
+            async with hold(), inner(started):
+                yield
+
+        app.router.lifespan_context = lifespan
     return app

@@ -77,8 +77,9 @@ class _SQLiteReader(StoreReader):
         return WorkspaceRow(**dict(row)) if row else None
 
     def workspaces(self) -> list[WorkspaceRow]:
+        # rowid: insertion order among rows created in the same second
         rows = self._conn.execute(
-            "SELECT id, name, path, created_at FROM workspaces ORDER BY created_at, id"
+            "SELECT id, name, path, created_at FROM workspaces ORDER BY created_at, rowid"
         )
         return [WorkspaceRow(**dict(row)) for row in rows]
 
@@ -90,7 +91,7 @@ class _SQLiteReader(StoreReader):
 
     def all_profiles(self) -> list[ProfileRow]:
         rows = self._conn.execute(
-            "SELECT id, name, color, icon, created_at FROM profiles ORDER BY created_at, id"
+            "SELECT id, name, color, icon, created_at FROM profiles ORDER BY created_at, rowid"
         )
         return [ProfileRow(**dict(row)) for row in rows]
 

@@ -1,0 +1,80 @@
+"""The Host API's own requests that are not tool calls: registering a workspace or a profile.
+
+Their schemas serve the check here, the OpenAPI document and the ``compozy_host__*`` tools.
+A request that breaks its schema is an :class:`~compozy_mcp.errors.InvalidRequest` naming the
+field; its message is reported as it is, since it only echoes what the caller sent.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from compozy_mcp.errors import InvalidRequest
+from compozy_mcp.native.schemas import STRING, TIMESTAMP, described, nullable, obj, tool_input
+from compozy_mcp.validation import NOT_BLANK, InputCheck, describe
+
+Schema = dict[str, Any]
+NAME = {"type": "string", "pattern": NOT_BLANK, "maxLength": 200}
+
+WORKSPACE_ADD: Schema = tool_input(
+    {
+        "path": described(
+            {"type": "string", "minLength": 1, "maxLength": 4096},
+            "An absolute path to an existing directory on the daemon's machine.",
+        )
+    },
+    {"name": described(NAME, "Display name (default: the directory's name).")},
+)
+PROFILE_ADD: Schema = tool_input(
+    {"name": described(NAME, "Display name.")},
+    {
+        "color": described(
+            {"type": "string", "maxLength": 64}, "Presentation color, such as #2563eb."
+        ),
+        "icon": described({"type": "string", "maxLength": 64}, "Presentation icon name."),
+    },
+)
+WORKSPACE: Schema = obj(
+    {"id": STRING, "name": STRING, "path": STRING, "created_at": TIMESTAMP},
+)
+PROFILE: Schema = obj(
+    {
+        "id": STRING,
+        "name": STRING,
+        "color": nullable(STRING),
+        "icon": nullable(STRING),
+        "created_at": TIMESTAMP,
+    },
+)
+
+
+@functools.cache
+def _check(what: str) -> InputCheck:
+    return InputCheck({"workspace": WORKSPACE_ADD, "profile": PROFILE_ADD}[what])
+
+
+def check(what: str, value: Any) -> dict[str, Any]:
+    """``value`` as the fields of a new ``what`` (``workspace`` or ``profile``), or raise."""
+    checker = _check(what)
+    if not checker.is_valid(value):
+        field, problem = describe(
+            checker.validator.iter_errors(value), unknown=f"is not a field of a {what}"
+        )
+        subject = f"a {what} request" if field == "$" else f'{what} field "{field}"'
+        raise InvalidRequest(f"{subject} {problem}", reason=f"{what}_invalid")
+    fields: dict[str, Any] = value
+    return fields
+
+
+def workspace_directory(text: str) -> Path:
+    """The directory a workspace is registered at: absolute and existing, here."""
+    path = Path(text)
+    if not path.is_absolute():
+        raise InvalidRequest(
+            f"the workspace path must be absolute, got {text!r}", reason="path_not_absolute"
+        )
+    if not path.is_dir():
+        raise InvalidRequest(f"{path} is not a directory", reason="path_not_directory")
+    return path

@@ -1,0 +1,205 @@
+"""``compozy proxy`` against a daemon (``--url`` / ``--socket`` / ``COMPOZY_URL``): it relays the
+daemon's ``/mcp`` and shows a client what the in-process proxy shows.
+
+The shared proxy tests run through the relay as well (the ``relay`` kind of the ``proxy``
+fixture); this module covers what only a relay has: its start-up checks, the daemon's token,
+serving the relay over HTTP, and a daemon that goes away and comes back.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+from tests.api.support import Daemon, running_daemon, short_dir
+from tests.api.support import Home as DaemonHome
+from tests.proxy.support import (
+    COMPOZY,
+    HTTP_READY,
+    Home,
+    Mode,
+    ProxyPool,
+    create_session,
+    make_home,
+    record,
+    spawn_child,
+    spawned,
+    tool_error,
+)
+
+pytestmark = pytest.mark.anyio
+
+STATUS = "compozy__session_status"
+
+
+@pytest.fixture
+def daemon_home(tmp_path: Path) -> Home:
+    return make_home(tmp_path / "d")
+
+
+@pytest.fixture
+def sockets() -> Iterator[Path]:
+    with short_dir() as where:
+        yield where
+
+
+def _serve(home: Home, *args: str, token: str | None = None) -> Any:
+    listeners = 1 if ("--no-tcp" in args or "--no-uds" in args) else 2
+    if token is not None:
+        args = (*args, "--token", token)
+    ready = {"Authorization": f"Bearer {token}"} if token else None
+    return running_daemon(
+        DaemonHome(home.root / "home", home.env), *args, listeners=listeners, ready_headers=ready
+    )
+
+
+def _run(
+    home: Home, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(COMPOZY), *args],
+        env={**home.env, **(env or {})},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def relay(
+    home: Home,
+    remote: list[str],
+    *args: str,
+    mode: Mode = "auto",
+    env: dict[str, str] | None = None,
+) -> AbstractAsyncContextManager[Client]:
+    params = StdioServerParameters(
+        command=str(COMPOZY), args=[*remote, "proxy", *args], env={**home.env, **(env or {})}
+    )
+    return spawned(home, params, mode, "relay")
+
+
+def in_process(home: Home, *args: str) -> AbstractAsyncContextManager[Client]:
+    params = StdioServerParameters(command=str(COMPOZY), args=["proxy", *args], env=home.env)
+    return spawned(home, params, "auto", "stdio")
+
+
+async def test_the_relay_lists_exactly_what_the_in_process_proxy_lists_for_a_session_too(
+    daemon_home: Home, sockets: Path
+) -> None:
+    with _serve(daemon_home, "--no-tcp", "--uds", str(sockets / "d.sock")) as daemon:
+        remote = ["--socket", str(daemon.socket)]
+        async with relay(daemon_home, remote) as far, in_process(daemon_home) as near:
+            assert (await far.list_tools()).tools == (await near.list_tools()).tools
+            parent = (await create_session(far))["id"]
+            child = await spawn_child(far, parent, [STATUS])
+        bound = ("--session", child)
+        async with (
+            relay(daemon_home, remote, *bound) as far,
+            in_process(daemon_home, *bound) as near,
+        ):
+            listed = (await far.list_tools()).tools
+            assert [tool.name for tool in listed] == [STATUS]
+            assert listed == (await near.list_tools()).tools
+            full = {"session_id": child, "result_view": "full"}
+            assert record(await far.call_tool(STATUS, full)) == record(
+                await near.call_tool(STATUS, full)
+            )
+            denied = tool_error(await far.call_tool("compozy__session_list", {}))
+            assert denied == tool_error(await near.call_tool("compozy__session_list", {}))
+            assert denied["code"] == "tool_denied"
+
+
+def test_an_unknown_session_is_refused_at_start_as_in_process(
+    daemon_home: Home, sockets: Path
+) -> None:
+    with _serve(daemon_home, "--no-tcp", "--uds", str(sockets / "d.sock")) as daemon:
+        far = _run(daemon_home, "--socket", str(daemon.socket), "proxy", "--session", "sess-nope")
+    near = _run(daemon_home, "proxy", "--session", "sess-nope")
+    assert (far.returncode, far.stdout) == (near.returncode, near.stdout) == (3, "")
+    assert far.stderr.splitlines()[-1] == near.stderr.splitlines()[-1]
+    assert 'session "sess-nope" does not exist' in near.stderr
+
+
+@pytest.mark.parametrize(
+    "remote",
+    [
+        pytest.param(["--url", "http://127.0.0.1:1"], id="tcp"),
+        pytest.param(["--socket", "/tmp/compozy-no-such-daemon.sock"], id="socket"),
+    ],
+)
+def test_a_daemon_that_is_not_there_is_one_clear_line_and_exit_6(
+    daemon_home: Home, remote: list[str]
+) -> None:
+    done = _run(daemon_home, *remote, "proxy")
+    assert done.returncode == 6
+    [line] = done.stderr.splitlines()
+    assert line.startswith("error: cannot reach the compozy daemon at ")
+    assert "compozy serve" in line
+
+
+def test_the_relay_opens_no_store_of_its_own(
+    daemon_home: Home, sockets: Path, tmp_path: Path
+) -> None:
+    elsewhere = make_home(tmp_path / "relay-home")
+    with _serve(daemon_home, "--no-tcp", "--uds", str(sockets / "d.sock")) as daemon:
+        done = _run(elsewhere, "--socket", str(daemon.socket), "proxy", "--session", "sess-nope")
+    assert done.returncode == 3
+    assert not (elsewhere.root / "home" / "compozy.db").exists()
+
+
+async def test_a_daemon_with_a_token_needs_compozy_token(daemon_home: Home) -> None:
+    with _serve(daemon_home, "--port", "0", "--no-uds", token="s3cret") as daemon:
+        assert daemon.url is not None
+        refused = _run(daemon_home, "--url", daemon.url, "proxy")
+        assert refused.returncode == 6
+        assert "COMPOZY_TOKEN" in refused.stderr
+        token = {"COMPOZY_TOKEN": "s3cret"}
+        async with relay(daemon_home, ["--url", daemon.url], env=token) as client:
+            made = await create_session(client)
+            assert record(await client.call_tool(STATUS, {"session_id": made["id"]}))
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_relay_serves_streamable_http_too(
+    daemon_home: Home, sockets: Path, mode: Mode
+) -> None:
+    pool = ProxyPool(daemon_home)
+    try:
+        with _serve(daemon_home, "--no-tcp", "--uds", str(sockets / "d.sock")) as daemon:
+            args = ["--socket", str(daemon.socket), "proxy", "--http", "127.0.0.1:0"]
+            process = pool.start(args, daemon_home.env, HTTP_READY)
+            url = process.wait_ready().group(1)
+            async with Client(url, mode=mode, cache=None) as client:
+                made = await create_session(client, name="over http")
+                status = record(await client.call_tool(STATUS, {"session_id": made["id"]}))
+                assert status["session"]["id"] == made["id"]
+            assert process.alive(), process.stderr
+    finally:
+        pool.close()
+    assert "Traceback" not in process.stderr
+
+
+async def test_a_call_while_the_daemon_is_down_is_a_tool_error_and_a_restart_is_picked_up(
+    daemon_home: Home, sockets: Path
+) -> None:
+    path = sockets / "d.sock"
+    remote = ["--socket", str(path)]
+    daemon: Daemon
+    with _serve(daemon_home, "--no-tcp", "--uds", str(path)) as daemon:
+        async with relay(daemon_home, remote) as client:
+            made = await create_session(client)
+            daemon.stop()
+            error = tool_error(await client.call_tool(STATUS, {"session_id": made["id"]}))
+            assert (error["code"], error["reason"]) == ("tool_backend_failed", "daemon_unreachable")
+            assert "cannot reach the compozy daemon" in error["message"]
+            with _serve(daemon_home, "--no-tcp", "--uds", str(path)):
+                again = record(await client.call_tool(STATUS, {"session_id": made["id"]}))
+                assert again["session"]["id"] == made["id"]
