@@ -136,12 +136,14 @@ class Relay:
         Raises the errors the in-process proxy raises for the same mistakes, and
         :class:`~compozy_mcp.cli.remote.DaemonUnreachable` when nothing answers.
         """
+        # One Host API request first: it words an absent daemon, a missing token and an unknown
+        # session the way every other command does.
         host = RemoteHost(self.target, token=self._token)
         try:
             if self.session:
                 await host.session_status(self.session)
             else:
-                await host.list_workspaces()
+                await host.list_workspaces()  # a small answer that needs the token
         except RemoteError as error:
             if self.session and error.error_code == "not_found":
                 raise ResourceNotFound(RELAY, "session", self.session) from None
