@@ -59,12 +59,11 @@ def _serve(home: Home, *args: str, token: str | None = None) -> Any:
     )
 
 
-def _run(
-    home: Home, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
+def _run(home: Home, *args: str) -> subprocess.CompletedProcess[str]:
+    """``compozy ARGS`` to its end; stdin is empty, so that a proxy that did start would stop."""
     return subprocess.run(
         [str(COMPOZY), *args],
-        env={**home.env, **(env or {})},
+        env=home.env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

@@ -8,7 +8,7 @@ cannot be reached is a :class:`DaemonUnreachable`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -70,6 +70,29 @@ def _query(values: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def daemon_http_client(
+    target: Target,
+    token: str | None,
+    *,
+    headers: Mapping[str, str] | None = None,
+    wrap: Callable[[httpx2.AsyncBaseTransport], httpx2.AsyncBaseTransport] | None = None,
+) -> httpx2.AsyncClient:
+    """An HTTP client on a daemon's listener (TCP or its socket), sending the bearer token;
+    ``wrap`` may put a transport of its own around the network one."""
+    socket = str(target.socket) if target.socket is not None else None
+    transport: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport(uds=socket)
+    all_headers = dict(headers or {})
+    if token:
+        all_headers["Authorization"] = f"Bearer {token}"
+    return httpx2.AsyncClient(
+        base_url=target.base_url,
+        transport=wrap(transport) if wrap is not None else transport,
+        headers=all_headers,
+        timeout=httpx2.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
+        trust_env=False,  # a local daemon is never reached through a proxy
+    )
+
+
 class RemoteHost:
     """A daemon's Host API. The HTTP client is made on first use, in the caller's event loop."""
 
@@ -80,18 +103,8 @@ class RemoteHost:
 
     def _http(self) -> httpx2.AsyncClient:
         if self._client is None:
-            transport = None
-            if self.target.socket is not None:
-                transport = httpx2.AsyncHTTPTransport(uds=str(self.target.socket))
-            headers = {"Accept": "application/json"}
-            if self._token:
-                headers["Authorization"] = f"Bearer {self._token}"
-            self._client = httpx2.AsyncClient(
-                base_url=self.target.base_url,
-                transport=transport,
-                headers=headers,
-                timeout=httpx2.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
-                trust_env=False,  # a local daemon is never reached through a proxy
+            self._client = daemon_http_client(
+                self.target, self._token, headers={"Accept": "application/json"}
             )
         return self._client
 

@@ -264,8 +264,9 @@ class HostServer:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         args = dict(params.arguments or {})
         try:
-            if tool.checked_here:
-                self._checks[tool.name].check(tool.name, args)
+            check = self._checks.get(tool.name)
+            if check is not None:
+                check.check(tool.name, args)
             payload = await tool.run(self.client, args)
         except CompozyError as error:
             return _result(error_body(error), is_error=True)

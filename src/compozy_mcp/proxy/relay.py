@@ -31,11 +31,10 @@ from compozy_mcp import jsonutil
 from compozy_mcp.calls import SESSION_HEADER
 from compozy_mcp.cli.client import Target
 from compozy_mcp.cli.remote import (
-    CONNECT_TIMEOUT,
-    READ_TIMEOUT,
     DaemonUnreachable,
     RemoteError,
     RemoteHost,
+    daemon_http_client,
 )
 from compozy_mcp.errors import ResourceNotFound, ToolBackendFailed
 from compozy_mcp.proxy.paging import Pages
@@ -74,7 +73,7 @@ class AnsweringTransport(httpx2.AsyncBaseTransport):
                 message = f"cannot reach the compozy daemon at {self._target}"
             else:  # the request may have reached it: say so, never claim it did not run
                 message = f"lost the compozy daemon at {self._target} mid-request; it may have run"
-            message += f" ({_describe(exc)})"
+            message += f" ({exc or type(exc).__name__})"
             error = {"code": DAEMON_UNREACHABLE, "message": message}
             return httpx2.Response(
                 502,
@@ -108,17 +107,11 @@ class Relay:
         self.server = native_server(self._list_tools, self._call_tool, self._schemas)
 
     def _http(self) -> httpx2.AsyncClient:
-        headers = {}
-        if self._token:
-            headers["Authorization"] = f"Bearer {self._token}"
-        if self.session:
-            headers[SESSION_HEADER] = self.session
-        uds = str(self.target.socket) if self.target.socket is not None else None
-        return httpx2.AsyncClient(
-            transport=AnsweringTransport(httpx2.AsyncHTTPTransport(uds=uds), self.target),
-            headers=headers,
-            timeout=httpx2.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
-            trust_env=False,  # a local daemon is never reached through a proxy
+        return daemon_http_client(
+            self.target,
+            self._token,
+            headers={SESSION_HEADER: self.session} if self.session else None,
+            wrap=lambda inner: AnsweringTransport(inner, self.target),
         )
 
     @contextlib.asynccontextmanager
@@ -210,10 +203,3 @@ async def _list_all(client: Client) -> list[Tool]:
         if cursor is None:
             return tools
     raise DaemonUnreachable(f"the daemon's tools/list did not end after {MAX_LIST_PAGES} pages")
-
-
-def _describe(exc: BaseException) -> str:
-    """The innermost useful words of an error (transport errors come in exception groups)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return str(exc) or type(exc).__name__
