@@ -34,7 +34,7 @@ from benchmarks.common import REPO_ROOT, emit_json, machine, machine_line, table
 from benchmarks.variants import VARIANTS, VariantProxyServer
 from benchmarks.wire import WireLog, exchanges, response_result, wire_transport
 from compozy_mcp import jsonutil
-from compozy_mcp.app import App, open_app
+from compozy_mcp.assembly import App, open_app
 from compozy_mcp.config import Settings
 from compozy_mcp.store import SQLiteStore
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from benchmarks.driver import RealisticDriver
-from compozy_mcp.app import App, open_app
+from compozy_mcp.assembly import App, open_app
 from compozy_mcp.clock import FixedClock, timestamp
 from compozy_mcp.config import Settings
 from compozy_mcp.sessions.model import PullRequest
@@ -226,14 +226,14 @@ class _Builder:
         sessions = self.app.services.sessions
         profiles = [
             "prof_default",
-            sessions.add_profile("Backend", "#2563eb", "server").id,
-            sessions.add_profile("Docs", "#16a34a", "book-open").id,
+            (await sessions.add_profile("Backend", "#2563eb", "server")).id,
+            (await sessions.add_profile("Docs", "#16a34a", "book-open")).id,
         ]
         workspace = self.app.settings.default_workspace_path
         assert workspace is not None
         web = workspace.parent / "acme-web"
         web.mkdir(exist_ok=True)
-        workspaces = ["ws_default", sessions.add_workspace(web, "acme-web").id]
+        workspaces = ["ws_default", (await sessions.add_workspace(web, "acme-web")).id]
         self.write_skills(workspace)
         tasks = self.rng.sample(TASKS, k=min(self.size.roots, len(TASKS)))
         while len(tasks) < self.size.roots:
@@ -329,7 +329,7 @@ class _Builder:
 
     async def events(self) -> None:
         """What happens to sessions while they run, then the operator's tidying up."""
-        rng, sessions, world = self.rng, self.app.services.sessions, self.world
+        rng, sessions, world = self.rng, self.app.sessions.events, self.world
         for session_id in world.sessions:
             self.tick(1, 30)
             if rng.random() < 0.6:

@@ -44,9 +44,9 @@ from benchmarks.records import open_world_app
 from compozy_mcp import net
 from compozy_mcp.native.context import ToolCall
 from compozy_mcp.native.registry import Risk, ToolDefinition
-from compozy_mcp.native.schemas import INTEGER, STRING, array, obj, tool_input
 from compozy_mcp.proxy import transports
 from compozy_mcp.proxy.server import ProxyServer
+from compozy_mcp.schemas import INTEGER, STRING, array, obj, tool_input
 from compozy_mcp.store import SQLiteStore
 
 ECHO_ARGS = {"text": "hello, compozy"}

@@ -19,7 +19,7 @@ from typing import Any
 
 from mcp.types import Tool
 
-from compozy_mcp.app import App
+from compozy_mcp.assembly import App
 from compozy_mcp.native.registry import RegisteredTool
 from compozy_mcp.proxy.listing import mcp_tool, risk_annotations
 from compozy_mcp.proxy.server import ProxyServer

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from compozy_mcp.app import App, open_app
+from compozy_mcp.assembly import App, open_app
 from compozy_mcp.calls import OPERATOR, CallScope
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.config import Settings

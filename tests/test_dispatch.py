@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import Caller
 
 from compozy_mcp import jsonutil
-from compozy_mcp.app import App, open_app
+from compozy_mcp.assembly import App, open_app
 from compozy_mcp.calls import CallScope
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.config import Settings
@@ -175,15 +175,24 @@ async def test_an_unknown_artifact_is_not_found(small_app: App) -> None:
 async def test_an_unknown_tool_is_tool_not_found(app: App) -> None:
     with pytest.raises(ToolNotFound) as caught:
         await app.dispatcher.call("compozy__nope", {})
-    assert (caught.value.error_code, caught.value.reason) == ("tool_not_found", "tool_unknown")
+    assert (caught.value.code, caught.value.reason) == ("tool_not_found", "tool_unknown")
 
 
-async def test_a_failing_handler_becomes_a_typed_backend_error(small_app: App) -> None:
+async def test_a_failing_handler_becomes_a_typed_backend_error_that_hides_its_text(
+    small_app: App, caplog: pytest.LogCaptureFixture
+) -> None:
     with pytest.raises(ToolBackendFailed) as caught:
         await small_app.dispatcher.call("test__broken", {})
+    error_id = caught.value.details["error_id"]
     assert caught.value.message == (
-        'tool "test__broken" failed unexpectedly: ValueError: the disk is on fire'
+        'tool "test__broken" failed unexpectedly; the server log has the details '
+        f"(error id {error_id})"
     )
+    # the caller never sees the exception's class or text; the log has both, under the id
+    assert "ValueError" not in caught.value.message
+    assert "disk is on fire" not in str(caught.value.payload(redact=False))
+    logged = [r for r in caplog.records if error_id in r.getMessage()]
+    assert logged and "the disk is on fire" in str(logged[0].exc_info)
 
 
 async def test_a_session_may_call_only_what_its_policy_allows(call: Caller) -> None:
@@ -199,7 +208,7 @@ async def test_a_session_may_call_only_what_its_policy_allows(call: Caller) -> N
             },
         )
     )["session_id"]
-    scope = CallScope(session_id=child, actor="agent")
+    scope = CallScope(session_id=child)
     await call("compozy__session_status", {"session_id": child}, scope=scope)
     await call("compozy__tool_list", {}, scope=scope)
     with pytest.raises(ToolDenied) as caught:
@@ -282,7 +291,7 @@ async def test_a_hook_changing_a_pinned_view_fails_with_result_view_pinned(
         await app.dispatcher.call(
             "compozy__session_status", {"session_id": sid, "result_view": "full"}, pin_view=True
         )
-    assert (caught.value.error_code, caught.value.reason, caught.value.message) == (
+    assert (caught.value.code, caught.value.reason, caught.value.message) == (
         "tool_denied",
         "result_view_pinned",
         'tool "compozy__session_status" result view is pinned to "full" by the caller',

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import base64
+import logging
 from dataclasses import dataclass
 from typing import Any
 
+from compozy_mcp.blocking import Offload
 from compozy_mcp.clock import Clock, timestamp
-from compozy_mcp.errors import ResourceNotFound, ToolResultPersistenceFailed
+from compozy_mcp.errors import ResourceNotFound, StoreBusy, ToolResultPersistenceFailed
 from compozy_mcp.jsonutil import sha256_hex
 from compozy_mcp.store.base import ArtifactRow, Store
+
+log = logging.getLogger(__name__)
 
 ARTIFACT_SCHEME = "compozy://tool-artifacts/"
 MAX_PAGE_BYTES = 65_536
@@ -60,13 +64,20 @@ def _text_page(data: bytes, limit: int) -> bytes:
 
 
 class ArtifactService:
-    def __init__(self, store: Store, clock: Clock) -> None:
+    """Stores results too large for the budget (a write, run off the event loop) and reads
+    them back in pages (on the loop)."""
+
+    def __init__(self, store: Store, clock: Clock, offload: Offload) -> None:
         self._store = store
         self._clock = clock
+        self._offload = offload
 
-    def put(
+    async def put(
         self, tool_id: str, data: bytes, *, mime_type: str, meta: dict[str, Any]
     ) -> ArtifactRef:
+        return await self._offload(self._put, tool_id, data, mime_type, meta)
+
+    def _put(self, tool_id: str, data: bytes, mime_type: str, meta: dict[str, Any]) -> ArtifactRef:
         digest = sha256_hex(data)
         ref = ArtifactRef(f"{ARTIFACT_SCHEME}art_{digest}", mime_type, len(data), digest)
         row = ArtifactRow(
@@ -75,9 +86,12 @@ class ArtifactService:
         try:
             with self._store.write() as writer:
                 writer.put_artifact(row, data)
+        except StoreBusy:
+            raise
         except Exception as exc:
+            log.exception("storing an artifact of %s failed", tool_id)
             raise ToolResultPersistenceFailed(
-                tool_id, f'tool "{tool_id}" result could not be stored as an artifact: {exc}'
+                tool_id, f'tool "{tool_id}" result could not be stored as an artifact'
             ) from exc
         return ref
 

@@ -38,6 +38,7 @@ from compozy_mcp.errors import (
 from compozy_mcp.hooks import POST_CALL, POST_ERROR, PRE_CALL, ToolHook, ToolReference, event
 from compozy_mcp.native.context import Services, ToolCall
 from compozy_mcp.native.registry import RegisteredTool, Risk, ToolRegistry
+from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.policy import allows
 from compozy_mcp.views import ResultView, project, select_view
 from compozy_mcp.views.selector import without_selector
@@ -101,14 +102,14 @@ class Dispatcher:
             raise ToolDenied(
                 tool.id,
                 f'the calling session "{scope.session_id}" does not exist',
-                reason="scope_session_unknown",
+                reason=Reason.SCOPE_SESSION_UNKNOWN,
             )
         if not allows(policy.tools, tool.id):
             raise ToolDenied(
                 tool.id,
                 f'tool "{tool.id}" is not allowed by the permission policy of session '
                 f'"{scope.session_id}"',
-                reason="permission_denied",
+                reason=Reason.PERMISSION_DENIED,
             )
 
     # --- input ---------------------------------------------------------------------------
@@ -143,7 +144,7 @@ class Dispatcher:
                 raise ToolDenied(
                     tool.id,
                     f'tool "{tool.id}" call denied by a hook: {reason}',
-                    reason="hook_denied",
+                    reason=Reason.HOOK_DENIED,
                 )
             if "tool_input" in patch:
                 tool_input, view = self._checked_input(tool, patch["tool_input"])
@@ -166,7 +167,7 @@ class Dispatcher:
                 tool.id,
                 f'tool "{tool.id}" input "{name}" names session "{sent}", but the call is made '
                 f'by session "{scope.session_id}"',
-                reason="scope_mismatch",
+                reason=Reason.SCOPE_MISMATCH,
             )
         return tool_input
 
@@ -233,7 +234,7 @@ class Dispatcher:
             record = await tool.definition.handler(
                 ToolCall(CallInfo(tool.id, scope), self.services), without_selector(bound)
             )
-            return self._finish(tool, record, view, started)
+            return await self._finish(tool, record, view, started)
         except Exception as exc:
             error = _as_tool_error(tool.id, exc)
             if error is exc:
@@ -247,7 +248,7 @@ class Dispatcher:
             except Exception:  # an observer must not turn a finished call into a failure
                 log.exception("hook failed on %s", payload["event"])
 
-    def _finish(
+    async def _finish(
         self, tool: RegisteredTool, record: dict[str, Any], view: ResultView | None, started: float
     ) -> ToolResult:
         defn = tool.definition
@@ -267,9 +268,9 @@ class Dispatcher:
                 structured_json=data,
                 duration_ms=(time.perf_counter() - started) * 1000,
             )
-        return self._truncated(tool, view, data, budget, started)
+        return await self._truncated(tool, view, data, budget, started)
 
-    def _truncated(
+    async def _truncated(
         self,
         tool: RegisteredTool,
         view: ResultView | None,
@@ -277,7 +278,7 @@ class Dispatcher:
         budget: int,
         started: float,
     ) -> ToolResult:
-        ref = self.services.artifacts.put(
+        ref = await self.services.artifacts.put(
             tool.id,
             data,
             mime_type="application/json",
@@ -314,13 +315,20 @@ class Dispatcher:
 
 
 def _as_tool_error(tool_id: str, exc: Exception) -> ToolError:
+    """A failure of the handler as the tool error the call ends in. A non-tool error keeps its
+    code and reason (a busy store stays ``store_busy``, retryable); anything unexpected is
+    logged with an error id and reported without its text, which may hold paths or internals."""
     if isinstance(exc, ToolError):
         return exc
     if isinstance(exc, CompozyError):
         return ToolBackendFailed(
-            tool_id, f'tool "{tool_id}" failed: {exc.message}', reason=exc.reason
+            tool_id, f'tool "{tool_id}" failed: {exc.message}', reason=exc.reason, code=exc.code
         )
-    log.exception("tool %s failed", tool_id)
+    error_id = f"err-{secrets.token_hex(4)}"
+    log.exception("tool %s failed unexpectedly (error id %s)", tool_id, error_id)
     return ToolBackendFailed(
-        tool_id, f'tool "{tool_id}" failed unexpectedly: {type(exc).__name__}: {exc}'
+        tool_id,
+        f'tool "{tool_id}" failed unexpectedly; the server log has the details (error id '
+        f"{error_id})",
+        details={"error_id": error_id},
     )

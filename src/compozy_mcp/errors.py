@@ -1,36 +1,48 @@
 """The one error hierarchy of compozy-mcp.
 
 Every failure a caller can see is a :class:`CompozyError` carrying a ``code`` (a stable,
-machine-readable class of failure), a ``reason`` (the precise condition) and a message built
-from typed arguments. Surfaces never invent errors; each maps these in one place
-(``cli/errors.py``, the MCP proxy, the HTTP API).
+machine-readable class of failure), a ``reason`` (the precise condition, a
+:class:`~compozy_mcp.reasons.Reason`) and a message built from typed arguments. Surfaces never
+invent errors; each maps these in one place: ``api/responses.py`` (HTTP status and body),
+``cli/reporting.py`` (exit code and stderr), ``proxy/server.py`` and ``host/server.py`` (MCP).
 
 ::
 
     CompozyError                        code, reason, message
     ├── ToolError                       + tool_id: anything a tool call can end in
     │   ├── ToolNotFound                tool_not_found / tool_unknown
-    │   ├── ToolInvalidInput            tool_invalid_input / schema_invalid, input_not_json, ...
+    │   ├── ToolInvalidInput            tool_invalid_input (or invalid_request) / schema_invalid
     │   │   ├── ResultViewInvalid       the selector value is not "compact" or "full"
     │   │   └── ResultViewNotAccepted   the selector was sent to a single-result tool
     │   ├── ToolDenied                  tool_denied / permission_denied, scope_mismatch, ...
     │   │   ├── ResultViewPinned        a hook changed the view a Loop node pinned
     │   │   └── SpawnRefused            spawn budget, depth, TTL or policy exceeded
-    │   ├── ToolConflict                tool_conflict / stale_fence, session_stopped, ...
+    │   ├── ToolConflict                tool_conflict / session_stopped, ttl_expired, ...
     │   │   └── StaleFence              a fence the caller sent is not the record's
     │   ├── ResourceNotFound            not_found / session_not_found, skill_not_found, ...
     │   ├── ModelNotFound               model_not_found / provider_unknown, model_unknown
     │   ├── ReasoningEffortUnsupported  reasoning_effort_unsupported
     │   ├── ToolResultPersistenceFailed tool_result_persistence_failed
-    │   ├── ToolBackendFailed           tool_backend_failed / handler_failed, store_busy
-    │   └── RemoteError                 a daemon's error payload, as it came (cli/remote.py)
-    ├── ApiError                        a request the HTTP API refuses (api/errors.py):
-    │                                   bad body, route, method, size, token, Host
+    │   └── ToolBackendFailed           tool_backend_failed / handler_failed, or the code and
+    │                                   reason of the non-tool error that ended the call
+    ├── InvalidRequest                  invalid_request: a Host API request with a bad value
+    │   └── RequestBodyInvalid          the HTTP body is not JSON, not an object, missing ...
+    ├── StoreBusy                       store_busy: another writer held the store; retry
+    ├── RemoteError                     a daemon's error payload, reproduced as it came
+    ├── ApiError                        a request the HTTP API refuses before any route runs
+    │   ├── Unauthorized                unauthorized / token_missing, token_invalid
+    │   ├── Forbidden                   forbidden / origin_not_allowed
+    │   ├── RouteNotFound               not_found / route_not_found
+    │   ├── MethodNotAllowed            method_not_allowed
+    │   ├── RequestTooLarge             request_too_large / body_too_large
+    │   ├── HostNotAllowed              misdirected_request / host_not_allowed
+    │   └── InternalError               internal_error
     └── SetupError                      raised before any call runs
         ├── ToolRegistrationError       registration_invalid / view_*, schema_*, ...
-        ├── StoreError                  store_unavailable, store_too_new, migration_failed
+        ├── StoreError                  store_unavailable / store_too_new
         ├── ConfigError                 config_invalid
-        └── DaemonUnreachable, DaemonUnauthorized   the CLI cannot use its daemon
+        ├── DaemonUnreachable           daemon_unreachable / daemon_timeout, not_a_daemon, ...
+        └── DaemonUnauthorized          unauthorized: the daemon wants COMPOZY_TOKEN
 
 The dispatch messages of the spec's Errors table are produced here and nowhere else.
 """
@@ -40,20 +52,36 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from compozy_mcp.reasons import NOT_FOUND_BY_KIND, Reason
+
 REDACTED_INPUT_MESSAGE = "invalid tool request"
 REDACTED_DENIAL_MESSAGE = "tool invocation denied"
 
 
 class CompozyError(Exception):
-    """Base of every error compozy-mcp reports."""
+    """Base of every error compozy-mcp reports.
 
-    code: ClassVar[str] = "internal_error"
-    default_reason: ClassVar[str] = "internal_error"
+    ``code`` is the class's unless an instance is given another (a tool that reports input
+    errors as ``invalid_request``, a daemon's error reproduced by a client).
+    """
 
-    def __init__(self, message: str, *, reason: str | None = None) -> None:
+    code: str = "internal_error"
+    default_reason: ClassVar[str] = Reason.INTERNAL_ERROR
+
+    def __init__(self, message: str, *, reason: str | None = None, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.reason = reason or self.default_reason
+        if code is not None:
+            self.code = code
+
+    def payload(self, *, redact: bool) -> dict[str, Any]:
+        """The ``{"code", "reason", "message", ...}`` object every surface reports.
+
+        ``redact`` is for the CLI and HTTP/UDS, which replace input-error and denial messages
+        (spec, Errors); MCP reports the dispatch message.
+        """
+        return {"code": self.code, "reason": str(self.reason), "message": self.message}
 
     def __repr__(self) -> str:
         return (
@@ -61,10 +89,13 @@ class CompozyError(Exception):
         )
 
 
+# --- tool calls -----------------------------------------------------------------------------
+
+
 class ToolError(CompozyError):
     """A failure of one tool call. ``tool_id`` names the tool that was called."""
 
-    code: ClassVar[str] = "tool_backend_failed"
+    code = "tool_backend_failed"
     #: the message CLI and HTTP surfaces print instead of the dispatch message, if any
     redacted_as: ClassVar[str | None] = None
 
@@ -74,34 +105,27 @@ class ToolError(CompozyError):
         message: str,
         *,
         reason: str | None = None,
+        code: str | None = None,
         details: Mapping[str, Any] | None = None,
     ) -> None:
-        super().__init__(message, reason=reason)
+        super().__init__(message, reason=reason, code=code)
         self.tool_id = tool_id
         self.details: dict[str, Any] = dict(details or {})
 
-    @property
-    def error_code(self) -> str:
-        """The code reported for this error (a tool may override the class code)."""
-        return self.code
-
     def payload(self, *, redact: bool) -> dict[str, Any]:
-        """The ``{"code", "reason", "message", "tool_id"}`` object every surface reports."""
-        message = self.redacted_as if (redact and self.redacted_as) else self.message
-        body: dict[str, Any] = {
-            "code": self.error_code,
-            "reason": self.reason,
-            "message": message,
-            "tool_id": self.tool_id,
-        }
-        if self.details and not (redact and self.redacted_as):
+        redacted = redact and self.redacted_as is not None
+        body = super().payload(redact=redact)
+        if redacted:
+            body["message"] = self.redacted_as
+        body["tool_id"] = self.tool_id
+        if self.details and not redacted:
             body["details"] = self.details
         return body
 
 
 class ToolNotFound(ToolError):
     code = "tool_not_found"
-    default_reason = "tool_unknown"
+    default_reason = Reason.TOOL_UNKNOWN
 
     def __init__(self, tool_id: str) -> None:
         super().__init__(tool_id, f'tool "{tool_id}" is not registered')
@@ -111,7 +135,7 @@ class ToolInvalidInput(ToolError):
     """The input of a call is not acceptable; the tool did not run."""
 
     code = "tool_invalid_input"
-    default_reason = "schema_invalid"
+    default_reason = Reason.SCHEMA_INVALID
     redacted_as = REDACTED_INPUT_MESSAGE
 
     def __init__(
@@ -123,14 +147,9 @@ class ToolInvalidInput(ToolError):
         code: str | None = None,
         field: str | None = None,
     ) -> None:
-        super().__init__(tool_id, message, reason=reason)
         # Tools that report input errors as ``invalid_request`` keep that code (spec, Errors).
-        self._code = code or type(self).code
+        super().__init__(tool_id, message, reason=reason, code=code)
         self.field = field
-
-    @property
-    def error_code(self) -> str:
-        return self._code
 
     @classmethod
     def for_field(
@@ -166,7 +185,7 @@ class ResultViewNotAccepted(ToolInvalidInput):
 
 class ToolDenied(ToolError):
     code = "tool_denied"
-    default_reason = "permission_denied"
+    default_reason = Reason.PERMISSION_DENIED
     redacted_as = REDACTED_DENIAL_MESSAGE
 
 
@@ -177,7 +196,7 @@ class ResultViewPinned(ToolDenied):
         super().__init__(
             tool_id,
             f'tool "{tool_id}" result view is pinned to "{pinned}" by the caller',
-            reason="result_view_pinned",
+            reason=Reason.RESULT_VIEW_PINNED,
         )
 
 
@@ -187,7 +206,7 @@ class SpawnRefused(ToolDenied):
 
 class ToolConflict(ToolError):
     code = "tool_conflict"
-    default_reason = "conflict"
+    default_reason = Reason.CONFLICT
 
 
 class StaleFence(ToolConflict):
@@ -198,39 +217,46 @@ class StaleFence(ToolConflict):
             tool_id,
             f'tool "{tool_id}" fence "{fence}" is stale: the call sent {sent}, '
             f'session "{session_id}" is at {current}; read the session and retry',
-            reason="stale_fence",
+            reason=Reason.STALE_FENCE,
             details={"fence": fence, "sent": sent, "current": current, "session_id": session_id},
         )
 
 
 class ResourceNotFound(ToolError):
     code = "not_found"
-    default_reason = "not_found"
+    default_reason = Reason.NOT_FOUND
 
     def __init__(self, tool_id: str, kind: str, ident: str) -> None:
-        super().__init__(tool_id, f'{kind} "{ident}" does not exist', reason=f"{kind}_not_found")
+        super().__init__(
+            tool_id,
+            f'{kind} "{ident}" does not exist',
+            reason=NOT_FOUND_BY_KIND.get(kind, Reason.NOT_FOUND),
+        )
         self.kind = kind
         self.ident = ident
 
 
 class ModelNotFound(ToolError):
     code = "model_not_found"
-    default_reason = "model_unknown"
+    default_reason = Reason.MODEL_UNKNOWN
 
 
 class ReasoningEffortUnsupported(ToolError):
     code = "reasoning_effort_unsupported"
-    default_reason = "reasoning_effort_unsupported"
+    default_reason = Reason.REASONING_EFFORT_UNSUPPORTED
 
 
 class ToolResultPersistenceFailed(ToolError):
     code = "tool_result_persistence_failed"
-    default_reason = "artifact_write_failed"
+    default_reason = Reason.ARTIFACT_WRITE_FAILED
 
 
 class ToolBackendFailed(ToolError):
     code = "tool_backend_failed"
-    default_reason = "handler_failed"
+    default_reason = Reason.HANDLER_FAILED
+
+
+# --- requests that are not tool calls -------------------------------------------------------
 
 
 class InvalidRequest(CompozyError):
@@ -239,7 +265,85 @@ class InvalidRequest(CompozyError):
     as it is (tool input errors are redacted instead)."""
 
     code = "invalid_request"
-    default_reason = "request_invalid"
+    default_reason = Reason.REQUEST_INVALID
+
+
+class RequestBodyInvalid(InvalidRequest):
+    """An HTTP request body that is not what the route takes (not JSON, not an object...)."""
+
+    default_reason = Reason.BODY_INVALID
+
+
+class StoreBusy(CompozyError):
+    """Another writer held the store's write lock past the bounded wait. Nothing changed; the
+    same call can be retried (HTTP 503 with ``Retry-After``)."""
+
+    code = "store_busy"
+    default_reason = Reason.STORE_LOCKED
+    #: seconds a client should wait before it retries
+    retry_after_seconds: ClassVar[int] = 1
+
+
+class RemoteError(CompozyError):
+    """An error a daemon reported, reproduced verbatim: its payload is already redacted."""
+
+    def __init__(self, payload: Mapping[str, Any], status: int) -> None:
+        super().__init__(
+            str(payload.get("message", "")),
+            reason=str(payload.get("reason", "")) or None,
+            code=str(payload.get("code", "")) or None,
+        )
+        self._payload = dict(payload)
+        self.status = status
+        self.tool_id = str(payload.get("tool_id", ""))
+
+    def payload(self, *, redact: bool) -> dict[str, Any]:
+        return dict(self._payload)
+
+
+# --- the HTTP API's own refusals --------------------------------------------------------------
+
+
+class ApiError(CompozyError):
+    """A request the HTTP API refuses before any operation runs."""
+
+
+class Unauthorized(ApiError):
+    code = "unauthorized"
+    default_reason = Reason.TOKEN_MISSING
+
+
+class Forbidden(ApiError):
+    code = "forbidden"
+    default_reason = Reason.ORIGIN_NOT_ALLOWED
+
+
+class RouteNotFound(ApiError):
+    code = "not_found"
+    default_reason = Reason.ROUTE_NOT_FOUND
+
+
+class MethodNotAllowed(ApiError):
+    code = "method_not_allowed"
+    default_reason = Reason.METHOD_NOT_ALLOWED
+
+
+class RequestTooLarge(ApiError):
+    code = "request_too_large"
+    default_reason = Reason.BODY_TOO_LARGE
+
+
+class HostNotAllowed(ApiError):
+    code = "misdirected_request"
+    default_reason = Reason.HOST_NOT_ALLOWED
+
+
+class InternalError(ApiError):
+    code = "internal_error"
+    default_reason = Reason.INTERNAL_ERROR
+
+
+# --- set-up ---------------------------------------------------------------------------------
 
 
 class SetupError(CompozyError):
@@ -248,7 +352,7 @@ class SetupError(CompozyError):
 
 class ToolRegistrationError(SetupError):
     code = "registration_invalid"
-    default_reason = "registration_invalid"
+    default_reason = Reason.REGISTRATION_INVALID
 
     def __init__(self, tool_id: str, message: str, *, reason: str | None = None) -> None:
         super().__init__(f'tool "{tool_id}" cannot be registered: {message}', reason=reason)
@@ -257,9 +361,21 @@ class ToolRegistrationError(SetupError):
 
 class StoreError(SetupError):
     code = "store_unavailable"
-    default_reason = "store_unavailable"
+    default_reason = Reason.STORE_UNAVAILABLE
 
 
 class ConfigError(SetupError):
     code = "config_invalid"
-    default_reason = "config_invalid"
+    default_reason = Reason.CONFIG_INVALID
+
+
+class DaemonUnreachable(SetupError):
+    code = "daemon_unreachable"
+    default_reason = Reason.DAEMON_UNREACHABLE
+
+
+class DaemonUnauthorized(SetupError):
+    """The daemon wants a bearer token (``COMPOZY_TOKEN``) and did not get the right one."""
+
+    code = "unauthorized"
+    default_reason = Reason.TOKEN_MISSING

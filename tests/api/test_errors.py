@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from compozy_mcp.api import errors as api_errors
-from compozy_mcp.api.errors import error_body, status_for
+from compozy_mcp import errors as api_errors
 from compozy_mcp.api.openapi import ERROR_CAUSES
+from compozy_mcp.api.responses import STATUS_BY_CODE, status_for
 from compozy_mcp.errors import (
     CompozyError,
     ModelNotFound,
@@ -22,6 +22,7 @@ from compozy_mcp.errors import (
     ToolNotFound,
     ToolResultPersistenceFailed,
 )
+from compozy_mcp.hostapi.wire import error_body
 
 T = "compozy__session_status"
 
@@ -43,7 +44,7 @@ T = "compozy__session_status"
         (ToolBackendFailed(T, "x"), 500),
         (ToolResultPersistenceFailed(T, "x"), 507),
         (CompozyError("anything else"), 500),
-        (api_errors.BadRequest("x"), 400),
+        (api_errors.RequestBodyInvalid("x"), 400),
         (api_errors.Unauthorized("x"), 401),
         (api_errors.Forbidden("x"), 403),
         (api_errors.RouteNotFound("x"), 404),
@@ -59,7 +60,7 @@ def test_every_error_class_has_its_status(error: CompozyError, status: int) -> N
 
 
 def test_every_status_the_mapping_gives_is_documented() -> None:
-    assert set(api_errors.STATUS_BY_CODE.values()) - {405} <= set(ERROR_CAUSES)
+    assert set(STATUS_BY_CODE.values()) - {405} <= set(ERROR_CAUSES)
 
 
 def test_input_errors_and_denials_are_redacted_and_others_are_not() -> None:

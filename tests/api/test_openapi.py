@@ -6,12 +6,13 @@ import re
 
 from starlette.routing import Mount, Route
 
-from compozy_mcp.api.app import api_app
 from compozy_mcp.api.auth import Access
-from compozy_mcp.api.daemon import API_PATH, daemon_app
 from compozy_mcp.api.openapi import document
-from compozy_mcp.api.operations import HostAPI
-from compozy_mcp.app import App
+from compozy_mcp.api.routes import api_app
+from compozy_mcp.assembly import App
+from compozy_mcp.daemon import daemon_app
+from compozy_mcp.hostapi.local import LocalHost
+from compozy_mcp.hostapi.wire import API_PREFIX as API_PATH
 
 CONVERTOR = re.compile(r"\{(\w+):[^}]+\}")
 
@@ -35,8 +36,8 @@ def _documented() -> set[tuple[str, str]]:
 def test_every_route_of_the_api_app_is_documented_and_every_documented_one_exists(
     app: App,
 ) -> None:
-    routes = [r for r in api_app(HostAPI(app)).routes if isinstance(r, Route)]
-    assert len(routes) == len(api_app(HostAPI(app)).routes)
+    routes = [r for r in api_app(LocalHost(app), document).routes if isinstance(r, Route)]
+    assert len(routes) == len(api_app(LocalHost(app), document).routes)
     assert _operations(routes, API_PATH) == _documented()
 
 
@@ -61,7 +62,7 @@ def test_documented_path_parameters_match_the_path_templates() -> None:
 
 
 def test_documented_session_list_parameters_are_the_session_list_inputs() -> None:
-    from compozy_mcp.api.operations import SESSION_LIST, input_schema
+    from compozy_mcp.hostapi.inputs import SESSION_LIST, input_schema
 
     operation = document()["paths"]["/api/sessions"]["get"]
     names = {p["name"] for p in operation["parameters"]}
@@ -69,7 +70,7 @@ def test_documented_session_list_parameters_are_the_session_list_inputs() -> Non
 
 
 def test_session_payload_schema_is_the_full_session_record_schema() -> None:
-    from compozy_mcp.native.schemas import SESSION_RECORD
+    from compozy_mcp.sessions.record_schema import SESSION_RECORD
 
     assert document()["components"]["schemas"]["SessionPayload"] == SESSION_RECORD
 

@@ -18,11 +18,11 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from tests.api.support import COMPOZY, Daemon, Home, compozy, running_daemon, short_dir
 
-from compozy_mcp.api.operations import HostAPI
-from compozy_mcp.app import App
-from compozy_mcp.cli.client import parse_target
-from compozy_mcp.cli.remote import RemoteHost
+from compozy_mcp.assembly import App
 from compozy_mcp.host.server import PREFIX, HostServer
+from compozy_mcp.hostapi.local import LocalHost
+from compozy_mcp.hostapi.remote import RemoteHost
+from compozy_mcp.hostapi.target import parse_target
 
 pytestmark = pytest.mark.anyio
 
@@ -48,7 +48,7 @@ HOST_TOOLS = {
 
 @pytest.fixture
 async def client(app: App) -> AsyncIterator[Client]:
-    async with Client(HostServer(HostAPI(app)).server, raise_exceptions=True) as connected:
+    async with Client(HostServer(LocalHost(app)).server, raise_exceptions=True) as connected:
         yield connected
 
 
@@ -82,7 +82,7 @@ async def test_host_tools_take_no_selector_and_advertise_no_output_schema(client
 
 
 async def test_each_tool_returns_what_the_host_api_returns(client: Client, app: App) -> None:
-    host = HostAPI(app)
+    host = LocalHost(app)
     created = await call(client, "session_create", {"agent_name": "general", "name": "mcp"})
     sid = created["session"]["id"]
     assert created == await host.session_status(sid)
@@ -104,7 +104,7 @@ async def test_each_tool_returns_what_the_host_api_returns(client: Client, app: 
 async def test_workspace_and_profile_tools_return_the_route_payloads(
     client: Client, app: App, tmp_path: Path
 ) -> None:
-    host = HostAPI(app)
+    host = LocalHost(app)
     added = await call(client, "workspace_add", {"path": str(tmp_path), "name": "t"})
     assert added["workspace"]["path"] == str(tmp_path.resolve())
     assert await call(client, "workspace_list", {}) == await host.list_workspaces()
@@ -217,10 +217,10 @@ async def test_an_unknown_tool_is_a_protocol_error(client: Client) -> None:
 
 
 async def test_legacy_protocol_clients_get_the_same_payloads(app: App) -> None:
-    server = HostServer(HostAPI(app)).server
+    server = HostServer(LocalHost(app)).server
     async with Client(server, mode="legacy") as legacy:
         listed = await call(legacy, "tool_list", {})
-    assert listed == await HostAPI(app).list_tools()
+    assert listed == await LocalHost(app).list_tools()
 
 
 # --- against a daemon ------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from tests.conftest import Caller
 
-from compozy_mcp.app import App
+from compozy_mcp.assembly import App
 from compozy_mcp.errors import ResourceNotFound
 from compozy_mcp.jsonutil import schema_digest
 from compozy_mcp.validation import compile_validator

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from tests.conftest import Caller
 
-from compozy_mcp.app import App
+from compozy_mcp.assembly import App
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.errors import StaleFence, ToolConflict
 
@@ -69,7 +69,7 @@ async def test_a_stale_fence_fails_with_a_typed_conflict_and_changes_nothing(
     before = await call.full(sid)
     with pytest.raises(StaleFence) as caught:
         await call(tool_id, {"session_id": sid, **fences})
-    assert (caught.value.error_code, caught.value.reason) == ("tool_conflict", "stale_fence")
+    assert (caught.value.code, caught.value.reason) == ("tool_conflict", "stale_fence")
     assert await call.full(sid) == before
     listed = await call.structured("compozy__session_list", {})
     assert len(listed["sessions"]) == 1  # a stale fork created nothing

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from tests.conftest import Caller
 
-from compozy_mcp.app import App, open_app
+from compozy_mcp.assembly import App, open_app
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.errors import (
     ModelNotFound,
@@ -247,7 +247,7 @@ async def test_rename_trims_and_refuses_blank_names(call: Caller) -> None:
 async def test_an_unknown_session_is_not_found(call: Caller) -> None:
     with pytest.raises(ResourceNotFound) as caught:
         await call("compozy__session_status", {"session_id": "sess-missing"})
-    assert (caught.value.error_code, caught.value.reason) == ("not_found", "session_not_found")
+    assert (caught.value.code, caught.value.reason) == ("not_found", "session_not_found")
 
 
 async def test_create_with_a_taken_id_is_a_conflict(call: Caller) -> None:
@@ -302,7 +302,7 @@ async def test_a_permission_prompt_shows_in_compact_as_in_the_spec_excerpt(
         "compozy__session_runtime_set",
         {"session_id": sid, "provider": "claude", "selection_revision": 0, "generation": 0},
     )
-    interaction = app.services.sessions.request_interaction(
+    interaction = app.sessions.events.request_interaction(
         sid, kind="permission", title="Run make test"
     )
     compact = await call.session("compozy__session_status", {"session_id": sid})
@@ -326,7 +326,7 @@ async def test_a_permission_prompt_shows_in_compact_as_in_the_spec_excerpt(
 async def test_failures_stop_causes_pull_requests_and_later_are_kept_in_compact(
     app: App, call: Caller
 ) -> None:
-    sessions = app.services.sessions
+    sessions = app.sessions.events
     sid = (await call.create())["id"]
     sessions.link_pull_request(
         sid, PullRequest(number=7, url="https://example.test/pr/7", state="open")

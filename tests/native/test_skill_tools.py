@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import Caller
 
-from compozy_mcp.app import App
+from compozy_mcp.assembly import App
 from compozy_mcp.calls import CallScope
 from compozy_mcp.errors import ResourceNotFound, ToolConflict
 
@@ -110,7 +110,7 @@ async def test_a_session_sees_only_the_skills_its_policy_allows(
         "compozy__session_spawn",
         {"parent_session_id": root, "agent_name": "g", "ttl_seconds": 60, "skills": ["review"]},
     )
-    scope = CallScope(session_id=child["session_id"], actor="agent")
+    scope = CallScope(session_id=child["session_id"])
     listed = await call.structured("compozy__skill_list", {}, scope=scope)
     assert [s["name"] for s in listed["skills"]] == ["review"]
     with pytest.raises(ResourceNotFound):

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from tests.conftest import Caller
 
-from compozy_mcp.app import App
+from compozy_mcp.assembly import App
 from compozy_mcp.calls import CallScope
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.errors import SpawnRefused, ToolConflict, ToolDenied, ToolInvalidInput
@@ -221,7 +221,7 @@ async def test_stopping_a_parent_stops_children_that_stop_with_it(call: Caller) 
 
 async def test_the_parent_comes_from_the_callers_scope(call: Caller) -> None:
     root = (await call.create())["id"]
-    scope = CallScope(session_id=root, actor="agent")
+    scope = CallScope(session_id=root)
     result = await call.structured(
         "compozy__session_spawn", {"agent_name": "general", "ttl_seconds": 60}, scope=scope
     )
@@ -261,7 +261,7 @@ async def test_the_parent_summarizes_failed_and_stopped_children(app: App, call:
     failed = (await _spawn(call, root, name="crashy"))["session_id"]
     stopped = (await _spawn(call, root))["session_id"]
     await _spawn(call, root)
-    app.services.sessions.record_failure(failed, "crash", "exit 137")
+    app.sessions.events.record_failure(failed, "crash", "exit 137")
     await call("compozy__session_stop", {"session_id": stopped})
     parent = await call.session("compozy__session_status", {"session_id": root})
     assert parent["subagent_summary"] == {"total": 3, "active": 1, "stopped": 1, "failed": 1}

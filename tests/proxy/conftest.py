@@ -21,7 +21,7 @@ from tests.proxy.support import (
     make_home,
 )
 
-from compozy_mcp.app import App
+from compozy_mcp.assembly import App
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.config import Settings
 

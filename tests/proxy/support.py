@@ -39,7 +39,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
 from compozy_mcp import net
-from compozy_mcp.app import App, open_app
+from compozy_mcp.assembly import App, open_app
 from compozy_mcp.calls import CallScope
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.config import Settings
@@ -384,7 +384,7 @@ class InProcess:
                         clock=self.clock,
                     )
                 )
-            scope = CallScope(session_id=session, actor="agent") if session else CallScope()
+            scope = CallScope(session_id=session) if session else CallScope()
             server = ProxyServer(app, scope=scope, page_size=page_size).server
             yield await stack.enter_async_context(Client(server, mode=mode, cache=None))
 

@@ -13,7 +13,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, ListToolsResult, PaginatedRequestParams, Tool
 from tests.proxy.support import PROTOCOL, Mode, Proxy, create_session, record, served_over_http
 
-from compozy_mcp.app import App, open_app
+from compozy_mcp.assembly import App, open_app
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.config import Settings
 from compozy_mcp.native import build_registry

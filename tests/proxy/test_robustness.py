@@ -35,7 +35,7 @@ from tests.proxy.support import (
     tool_error,
 )
 
-from compozy_mcp.app import App, open_app
+from compozy_mcp.assembly import App, open_app
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.config import Settings
 from compozy_mcp.native.context import ToolCall

@@ -324,7 +324,7 @@ SESSIONS_PER_WORKER = 15
 WORKER = textwrap.dedent(
     """
     import asyncio, json, os, sys
-    from compozy_mcp.app import open_app
+    from compozy_mcp.assembly import open_app
 
     os.read(int(sys.argv[1]), 1)
     created = []

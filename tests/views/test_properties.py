@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from compozy_mcp.native import build_registry
 from compozy_mcp.native.registry import RegisteredTool
-from compozy_mcp.native.schemas import SESSION_RESULT
 from compozy_mcp.sessions.model import (
     AcpCaps,
     AvailableCommand,
@@ -31,6 +30,7 @@ from compozy_mcp.sessions.model import (
     TurnActivity,
 )
 from compozy_mcp.sessions.record import RecordContext, session_record
+from compozy_mcp.sessions.record_schema import SESSION_RESULT
 from compozy_mcp.store.base import ChildSummary, ProfileRow, WorkspaceRow
 from compozy_mcp.validation import compile_validator
 from compozy_mcp.views import project

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from compozy_mcp.app import App, open_app
+from compozy_mcp.assembly import App, open_app
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.config import Settings
 from compozy_mcp.errors import ToolInvalidInput
@@ -81,7 +81,7 @@ async def _error(app: App, tool_id: str, tool_input: Any) -> ToolInvalidInput:
 @pytest.mark.parametrize("value", ["summary", "FULL", "", "compact "])
 async def test_errors_row_unknown_result_view_value(app: App, value: str) -> None:
     error = await _error(app, "compozy__session_status", {"session_id": "s", "result_view": value})
-    assert (error.error_code, error.reason, error.message) == (
+    assert (error.code, error.reason, error.message) == (
         "tool_invalid_input",
         "schema_invalid",
         UNKNOWN_VIEW,
@@ -91,7 +91,7 @@ async def test_errors_row_unknown_result_view_value(app: App, value: str) -> Non
 @pytest.mark.parametrize("value", [1, True, None, ["full"], {"view": "full"}, 0.5])
 async def test_errors_row_result_view_is_not_a_string(app: App, value: Any) -> None:
     error = await _error(app, "compozy__session_status", {"session_id": "s", "result_view": value})
-    assert (error.error_code, error.reason, error.message) == (
+    assert (error.code, error.reason, error.message) == (
         "tool_invalid_input",
         "schema_invalid",
         UNKNOWN_VIEW,
@@ -101,7 +101,7 @@ async def test_errors_row_result_view_is_not_a_string(app: App, value: Any) -> N
 @pytest.mark.parametrize("value", ["full", "compact", "nonsense", 3])
 async def test_errors_row_result_view_sent_to_a_single_result_tool(app: App, value: Any) -> None:
     error = await _error(app, "compozy__skill_view", {"name": "x", "result_view": value})
-    assert (error.error_code, error.reason, error.message) == (
+    assert (error.code, error.reason, error.message) == (
         "tool_invalid_input",
         "schema_invalid",
         SINGLE_RESULT,
@@ -180,7 +180,7 @@ async def test_tools_reporting_invalid_request_keep_that_code_for_the_first_thre
     counting_app: App, tool_id: str, tool_input: dict[str, Any], message: str
 ) -> None:
     error = await _error(counting_app, tool_id, tool_input)
-    assert (error.error_code, error.reason, error.message) == (
+    assert (error.code, error.reason, error.message) == (
         "invalid_request",
         "schema_invalid",
         message,
@@ -203,7 +203,7 @@ async def test_other_input_errors_share_the_code_and_name_the_field(
     app: App, tool_input: dict[str, Any], message: str
 ) -> None:
     error = await _error(app, "compozy__session_status", tool_input)
-    assert (error.error_code, error.reason, error.message) == (
+    assert (error.code, error.reason, error.message) == (
         "tool_invalid_input",
         "schema_invalid",
         message,

@@ -17,14 +17,10 @@ from dataclasses import dataclass
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from compozy_mcp.api.errors import (
-    ApiError,
-    Forbidden,
-    HostNotAllowed,
-    Unauthorized,
-    error_response,
-)
+from compozy_mcp.api.responses import error_response
+from compozy_mcp.errors import ApiError, Forbidden, HostNotAllowed, Unauthorized
 from compozy_mcp.net import is_loopback
+from compozy_mcp.reasons import Reason
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="compozy"'}
@@ -87,7 +83,7 @@ class Access:
         if scheme.lower() != "bearer" or not hmac.compare_digest(
             sent.strip().encode(), self.token.encode()
         ):
-            return Unauthorized("the bearer token is not valid", reason="token_invalid")
+            return Unauthorized("the bearer token is not valid", reason=Reason.TOKEN_INVALID)
         return None
 
 

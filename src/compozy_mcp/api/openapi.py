@@ -13,18 +13,14 @@ import functools
 from typing import Any
 
 from compozy_mcp import __version__
-from compozy_mcp.api import bodies
-from compozy_mcp.api.app import MAX_BODY_BYTES
-from compozy_mcp.api.errors import STATUS_BY_CODE
-from compozy_mcp.api.operations import (
-    SESSION_CREATE,
-    SESSION_LIST,
-    TOOL_SEARCH,
-    input_schema,
-)
-from compozy_mcp.calls import SESSION_HEADER
-from compozy_mcp.info.descriptors import DESCRIPTOR_SCHEMA
-from compozy_mcp.native.schemas import OPEN_OBJECT, SESSION_RECORD, STRING, array, obj
+from compozy_mcp.api.responses import STATUS_BY_CODE
+from compozy_mcp.api.routes import MAX_BODY_BYTES
+from compozy_mcp.hostapi import bodies
+from compozy_mcp.hostapi.inputs import SESSION_CREATE, SESSION_LIST, TOOL_SEARCH, input_schema
+from compozy_mcp.hostapi.wire import SESSION_HEADER
+from compozy_mcp.native.contract_tools import DESCRIPTOR_SCHEMA
+from compozy_mcp.schemas import OPEN_OBJECT, STRING, array, obj
+from compozy_mcp.sessions.record_schema import SESSION_RECORD
 
 Schema = dict[str, Any]
 REFS = "#/components/schemas/"
@@ -98,10 +94,12 @@ ERROR_CAUSES = {
     422: "Unknown provider or model, or unsupported reasoning effort "
     "(model_not_found, reasoning_effort_unsupported).",
     500: "The tool or the daemon failed (tool_backend_failed, internal_error).",
+    503: "The store was busy: another writer held it past the bounded wait (store_busy). "
+    "Nothing changed; retry after Retry-After seconds.",
     507: "The result could not be stored as an artifact (tool_result_persistence_failed).",
 }
 #: statuses every route can answer, before the route runs
-GUARD = (401, 403, 421, 500)
+GUARD = (401, 403, 421, 500, 503)
 
 
 def _responses(ok: int, body: str, *errors: int) -> dict[str, Any]:

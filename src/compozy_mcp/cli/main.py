@@ -1,6 +1,6 @@
 """``compozy``: entry point. Each command lives in its own module under ``compozy_mcp.cli``
-with ``add_parser(commands)`` and ``run(args)``; modules import heavy things (the store, the
-MCP SDK, the HTTP stack) inside ``run`` only, so start-up stays fast."""
+with ``add_parser(commands)`` and ``run(args, context)``; modules import heavy things (the
+store, the MCP SDK, the HTTP stack) inside ``run`` only, so start-up stays fast."""
 
 from __future__ import annotations
 
@@ -10,9 +10,13 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from compozy_mcp import __version__
 from compozy_mcp.errors import CompozyError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 #: command name -> module in compozy_mcp.cli; the module registers the parser and runs it
 COMMAND_MODULES = {
@@ -23,7 +27,7 @@ COMMAND_MODULES = {
     "session": "session",
     "serve": "serve",
     "mcp": "mcp",
-    "catalog": "catalog",
+    "catalog": "release_note",
 }
 
 
@@ -50,9 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
 class _Formatter(logging.Formatter):
     """``compozy: warning: ...``; tracebacks only with ``COMPOZY_DEBUG=1``."""
 
-    def __init__(self) -> None:
+    def __init__(self, debug: bool) -> None:
         super().__init__("compozy: %(levelname)s: %(message)s")
-        self.debug = os.environ.get("COMPOZY_DEBUG") == "1"
+        self.debug = debug
 
     def format(self, record: logging.LogRecord) -> str:
         record.levelname = record.levelname.lower()
@@ -62,27 +66,40 @@ class _Formatter(logging.Formatter):
         return super().format(record)
 
 
-def _configure_logging() -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_Formatter())
+class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The CLI's one log handler: on whatever ``sys.stderr`` is when a record is written."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+def _configure_logging(env: Mapping[str, str]) -> None:
+    debug = env.get("COMPOZY_DEBUG") == "1"
     root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG if os.environ.get("COMPOZY_DEBUG") == "1" else logging.WARNING)
+    handler = next((h for h in root.handlers if isinstance(h, _Handler)), None)
+    if handler is None:
+        handler = _Handler(sys.stderr)
+        root.addHandler(handler)
+    handler.setFormatter(_Formatter(debug))
+    root.setLevel(logging.DEBUG if debug else logging.WARNING)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = None) -> int:
+    """Run one command. ``env`` is the environment commands read (``os.environ`` by default);
+    nothing here writes to ``os.environ``."""
+    from compozy_mcp.cli.context import Context
+
+    env = os.environ if env is None else env
     args = build_parser().parse_args(argv)
-    _configure_logging()
-    if args.home:
-        os.environ["COMPOZY_HOME"] = args.home
-    if args.url or args.socket:  # read by compozy_mcp.cli.client
-        os.environ["COMPOZY_URL"] = args.url or f"unix:{args.socket}"
+    _configure_logging(env)
     module = importlib.import_module(f"compozy_mcp.cli.{COMMAND_MODULES[args.command]}")
     try:
-        code: int = module.run(args)
+        context = Context.resolve(env, home=args.home, url=args.url, socket=args.socket)
+        code: int = module.run(args, context)
         return code
     except CompozyError as error:
-        from compozy_mcp.cli.errors import report
+        from compozy_mcp.cli.reporting import report
 
         return report(
             error,

@@ -4,8 +4,12 @@ the store or, with ``--url`` / ``--socket`` / ``COMPOZY_URL``, against a daemon.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from compozy_mcp.cli.errors import EXIT_OK
+from compozy_mcp.cli.reporting import EXIT_OK
+
+if TYPE_CHECKING:
+    from compozy_mcp.cli.context import Context
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -17,14 +21,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, context: Context) -> int:
     import anyio
 
-    from compozy_mcp.cli.client import open_host
     from compozy_mcp.host.server import HostServer
     from compozy_mcp.proxy.transports import serve_stdio
 
-    host = open_host()
+    host = context.open_host()
 
     async def main() -> None:
         try:

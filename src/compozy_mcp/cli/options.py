@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-Command = Callable[[argparse.Namespace], int]
+if TYPE_CHECKING:
+    from compozy_mcp.cli.context import Context
+
+Command = Callable[[argparse.Namespace, "Context"], int]
 
 
 def output_options(parser: argparse.ArgumentParser) -> None:

@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compozy_mcp import jsonutil
-from compozy_mcp.cli.errors import EXIT_OK
+from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.errors import ConfigError
 
 if TYPE_CHECKING:
     from mcp.server import Server
 
-    from compozy_mcp.cli.client import Target
+    from compozy_mcp.cli.context import Context
+    from compozy_mcp.hostapi.target import Target
 
 DEFAULT_PORT = 8765
 
@@ -74,46 +75,41 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    from compozy_mcp.cli.client import target_from_env
-
+def run(args: argparse.Namespace, context: Context) -> int:
     if args.page_size is not None and args.page_size < 1:
         raise ConfigError("--page-size must be at least 1")
-    target = target_from_env()
-    if target is not None:
-        return _relay(args, target)
-    return _in_process(args)
+    if context.target is not None:
+        return _relay(args, context, context.target)
+    return _in_process(args, context)
 
 
-def _in_process(args: argparse.Namespace) -> int:
+def _in_process(args: argparse.Namespace, context: Context) -> int:
     """Serve the native tools from this process, on the embedded store."""
-    from compozy_mcp.app import open_app
-    from compozy_mcp.calls import OPERATOR, CallScope
+    from compozy_mcp.assembly import open_app
+    from compozy_mcp.calls import OPERATOR, scope_of
     from compozy_mcp.errors import ResourceNotFound
     from compozy_mcp.proxy.server import ProxyServer
 
-    with open_app() as app:
+    with open_app(context.settings()) as app:
         scope = OPERATOR
         if args.session:
             if app.services.sessions.policy(args.session) is None:
                 raise ResourceNotFound("compozy proxy", "session", args.session)
-            scope = CallScope(session_id=args.session, actor="agent")
+            scope = scope_of(args.session)
         server = ProxyServer(app, scope=scope, page_size=args.page_size).server
         _serve(args, server, None)
     return EXIT_OK
 
 
-def _relay(args: argparse.Namespace, target: Target) -> int:
+def _relay(args: argparse.Namespace, context: Context, target: Target) -> int:
     """Serve a daemon's tools (``--url`` / ``--socket`` / ``COMPOZY_URL``)."""
     import asyncio
-    import os
 
-    from compozy_mcp.cli.client import ENV_TOKEN
     from compozy_mcp.proxy.relay import Relay
 
     relay = Relay(
         target,
-        token=os.environ.get(ENV_TOKEN) or None,
+        token=context.token,
         session=args.session,
         page_size=args.page_size,
     )

@@ -10,13 +10,16 @@ the daemon cleanly and removes the socket file.
 from __future__ import annotations
 
 import argparse
-import os
 import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from compozy_mcp.cli.errors import EXIT_OK
+from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.errors import ConfigError
+
+if TYPE_CHECKING:
+    from compozy_mcp.cli.context import Context
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -53,16 +56,15 @@ def _say(text: str) -> None:
     print(f"compozy serve: {text}", file=sys.stderr, flush=True)
 
 
-def run(args: argparse.Namespace) -> int:
-    from compozy_mcp import net
-    from compozy_mcp.api import daemon
+def run(args: argparse.Namespace, context: Context) -> int:
+    from compozy_mcp import daemon, net
     from compozy_mcp.api.auth import Access
-    from compozy_mcp.app import open_app
+    from compozy_mcp.assembly import open_app
+    from compozy_mcp.cli.context import ENV_TOKEN
     from compozy_mcp.cli.proxy import client_setup
-    from compozy_mcp.config import Settings
 
     tcp, uds = not args.no_tcp, not args.no_uds
-    token = args.token or os.environ.get("COMPOZY_TOKEN") or None
+    token = args.token or context.env.get(ENV_TOKEN) or None
     if tcp and not net.is_loopback(args.host) and token is None:
         raise ConfigError(
             f"--host {args.host} is not a loopback address: set a bearer token with --token or "
@@ -70,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port must be between 0 and 65535, got {args.port}")
-    settings = Settings.from_env()
+    settings = context.settings()
     path = Path(args.uds).expanduser() if args.uds else settings.home / SOCKET_NAME
 
     sockets: list[socket.socket] = []

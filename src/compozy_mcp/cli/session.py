@@ -11,9 +11,9 @@ import argparse
 from typing import Any
 
 from compozy_mcp import jsonutil
-from compozy_mcp.cli.client import call
-from compozy_mcp.cli.errors import EXIT_OK
+from compozy_mcp.cli.context import Context
 from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.reporting import EXIT_OK
 
 
 def _runtime(runtime: dict[str, Any]) -> str:
@@ -77,16 +77,16 @@ def _print(args: argparse.Namespace, payload: dict[str, Any]) -> int:
     return EXIT_OK
 
 
-def status(args: argparse.Namespace) -> int:
-    return _print(args, call(lambda host: host.session_status(args.session_id)))
+def status(args: argparse.Namespace, context: Context) -> int:
+    return _print(args, context.call(lambda host: host.session_status(args.session_id)))
 
 
-def archive(args: argparse.Namespace) -> int:
-    return _print(args, call(lambda host: host.archive_session(args.session_id)))
+def archive(args: argparse.Namespace, context: Context) -> int:
+    return _print(args, context.call(lambda host: host.archive_session(args.session_id)))
 
 
-def unarchive(args: argparse.Namespace) -> int:
-    return _print(args, call(lambda host: host.unarchive_session(args.session_id)))
+def unarchive(args: argparse.Namespace, context: Context) -> int:
+    return _print(args, context.call(lambda host: host.unarchive_session(args.session_id)))
 
 
 CREATE_FLAGS = {
@@ -103,16 +103,16 @@ CREATE_FLAGS = {
 }
 
 
-def create(args: argparse.Namespace) -> int:
+def create(args: argparse.Namespace, context: Context) -> int:
     fields = {
         name: getattr(args, flag)
         for flag, name in CREATE_FLAGS.items()
         if getattr(args, flag) is not None
     }
-    return _print(args, call(lambda host: host.create_session(fields)))
+    return _print(args, context.call(lambda host: host.create_session(fields)))
 
 
-def list_sessions(args: argparse.Namespace) -> int:
+def list_sessions(args: argparse.Namespace, context: Context) -> int:
     filters: dict[str, Any] = {
         "workspace_id": args.workspace,
         "state": args.state,
@@ -124,7 +124,7 @@ def list_sessions(args: argparse.Namespace) -> int:
     filters = {name: value for name, value in filters.items() if value is not None}
     if args.archived:
         filters["archived"] = True
-    page = call(lambda host: host.list_sessions(filters))
+    page = context.call(lambda host: host.list_sessions(filters))
     if args.output == "json":
         print(jsonutil.dumps_pretty(page))
         return EXIT_OK
@@ -197,5 +197,5 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     output_options(create_cmd)
 
 
-def run(args: argparse.Namespace) -> int:
-    return COMMANDS[args.session_command](args)
+def run(args: argparse.Namespace, context: Context) -> int:
+    return COMMANDS[args.session_command](args, context)

@@ -8,10 +8,11 @@ import sys
 from typing import Any
 
 from compozy_mcp import jsonutil
-from compozy_mcp.cli.client import open_client
-from compozy_mcp.cli.errors import EXIT_OK, INPUT_NOT_JSON
+from compozy_mcp.cli.context import Context
 from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.errors import ToolInvalidInput
+from compozy_mcp.reasons import Reason
 
 DESCRIPTION_WIDTH = 72
 
@@ -49,24 +50,25 @@ def _json_kind(value: Any) -> str:
 
 
 def _bad_input(tool_id: str, detail: str) -> ToolInvalidInput:
-    return ToolInvalidInput(tool_id, f'tool "{tool_id}" {detail}', reason=INPUT_NOT_JSON)
+    return ToolInvalidInput(tool_id, f'tool "{tool_id}" {detail}', reason=Reason.INPUT_NOT_JSON)
 
 
 def _print_json(value: Any) -> None:
     print(jsonutil.dumps_pretty(value))
 
 
-def _call(tool_id: str, tool_input: Any, *, session: str | None = None) -> dict[str, Any]:
-    client = open_client()
-    try:
-        return client.invoke(tool_id, tool_input, session=session)
-    finally:
-        client.close()
+def _call(
+    context: Context, tool_id: str, tool_input: Any, *, session: str | None = None
+) -> dict[str, Any]:
+    """Invoke a tool; the envelope ``{"structured", "preview", ...}``."""
+    payload = context.call(lambda host: host.invoke(tool_id, tool_input, session=session))
+    envelope: dict[str, Any] = payload["result"]
+    return envelope
 
 
-def invoke(args: argparse.Namespace) -> int:
+def invoke(args: argparse.Namespace, context: Context) -> int:
     tool_input = _read_input(args.tool_id, args.input)
-    envelope = _call(args.tool_id, tool_input, session=args.session)
+    envelope = _call(context, args.tool_id, tool_input, session=args.session)
     if args.output == "json":
         _print_json({"result": envelope})
     else:
@@ -91,8 +93,8 @@ def _fields(schema: dict[str, Any]) -> list[str]:
     return lines
 
 
-def info(args: argparse.Namespace) -> int:
-    envelope = _call("compozy__tool_info", {"tool_id": args.tool_id})
+def info(args: argparse.Namespace, context: Context) -> int:
+    envelope = _call(context, "compozy__tool_info", {"tool_id": args.tool_id})
     if args.output == "json":
         _print_json(envelope["structured"])
         return EXIT_OK
@@ -135,11 +137,11 @@ def _table(tools: list[dict[str, Any]], *, score: bool = False) -> None:
         print(f"{t['id']:<{width}}  {t['risk']:<11}  {views:<5}  {scored}{text}")
 
 
-def list_tools(args: argparse.Namespace) -> int:
+def list_tools(args: argparse.Namespace, context: Context) -> int:
     tool_input: dict[str, Any] = {"limit": 500}
     if args.toolset:
         tool_input["toolset"] = args.toolset
-    structured = _call("compozy__tool_list", tool_input)["structured"]
+    structured = _call(context, "compozy__tool_list", tool_input)["structured"]
     if args.output == "json":
         _print_json(structured)
     else:
@@ -147,8 +149,9 @@ def list_tools(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def search(args: argparse.Namespace) -> int:
-    structured = _call("compozy__tool_search", {"query": args.query, "limit": 50})["structured"]
+def search(args: argparse.Namespace, context: Context) -> int:
+    found = _call(context, "compozy__tool_search", {"query": args.query, "limit": 50})
+    structured = found["structured"]
     if args.output == "json":
         _print_json(structured)
     else:
@@ -192,5 +195,5 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     output_options(search_cmd)
 
 
-def run(args: argparse.Namespace) -> int:
-    return COMMANDS[args.tool_command](args)
+def run(args: argparse.Namespace, context: Context) -> int:
+    return COMMANDS[args.tool_command](args, context)

@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compozy_mcp import jsonutil
-from compozy_mcp.cli.errors import EXIT_OK
 from compozy_mcp.cli.options import output_options
+from compozy_mcp.cli.reporting import EXIT_OK
 
 if TYPE_CHECKING:
-    from compozy_mcp.api.operations import HostClient
+    from compozy_mcp.cli.context import Context
+    from compozy_mcp.hostapi import HostClient
 
 
 WORKSPACE_COLUMNS = ("id", "name", "path")
@@ -80,11 +81,10 @@ def _rows(payload: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     return rows
 
 
-def run(args: argparse.Namespace) -> int:
-    from compozy_mcp.cli.client import call
-
+def run(args: argparse.Namespace, context: Context) -> int:
     if args.command == "workspace":
-        _print(_rows(call(_workspace(args)), "workspace"), "workspaces", args, WORKSPACE_COLUMNS)
+        rows = _rows(context.call(_workspace(args)), "workspace")
+        _print(rows, "workspaces", args, WORKSPACE_COLUMNS)
     else:
-        _print(_rows(call(_profile(args)), "profile"), "profiles", args, PROFILE_COLUMNS)
+        _print(_rows(context.call(_profile(args)), "profile"), "profiles", args, PROFILE_COLUMNS)
     return EXIT_OK

@@ -3,7 +3,7 @@
 Each tool is one Host API operation and returns exactly the payload its HTTP route returns (as
 ``structuredContent`` and as the one JSON text block); an error is a result with ``isError``
 whose content is the route's error body. The tools run on any
-:class:`~compozy_mcp.api.operations.HostClient`: in-process on the store or against a daemon.
+:class:`~compozy_mcp.hostapi.HostClient`: in-process on the store or against a daemon.
 
 No tool takes ``result_view`` (``compozy_host__tool_invoke`` passes it inside ``input``) and
 none advertises ``outputSchema``.
@@ -30,20 +30,19 @@ from mcp.types import (
 )
 
 from compozy_mcp import __version__, jsonutil
-from compozy_mcp.api import bodies
-from compozy_mcp.api.errors import InternalError, error_body
-from compozy_mcp.api.operations import (
+from compozy_mcp.errors import CompozyError, InternalError
+from compozy_mcp.hostapi import HostClient, bodies
+from compozy_mcp.hostapi.inputs import (
     SESSION_ARCHIVE,
     SESSION_CREATE,
     SESSION_LIST,
     SESSION_STATUS,
     SESSION_UNARCHIVE,
     TOOL_SEARCH,
-    HostClient,
     input_schema,
 )
-from compozy_mcp.errors import CompozyError
-from compozy_mcp.native.schemas import OPEN_OBJECT, STRING, described, tool_input
+from compozy_mcp.hostapi.wire import error_body
+from compozy_mcp.schemas import OPEN_OBJECT, STRING, described, tool_input
 from compozy_mcp.validation import InputCheck
 
 log = logging.getLogger(__name__)

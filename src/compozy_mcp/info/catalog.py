@@ -9,7 +9,7 @@ from compozy_mcp.calls import OPERATOR, CallScope
 from compozy_mcp.info.descriptors import descriptor
 from compozy_mcp.native.registry import RegisteredTool, ToolRegistry
 from compozy_mcp.sessions.policy import allows
-from compozy_mcp.sessions.service import SessionService
+from compozy_mcp.sessions.service import Sessions
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -19,7 +19,7 @@ def words(text: str) -> list[str]:
 
 
 class ToolCatalog:
-    def __init__(self, registry: ToolRegistry, sessions: SessionService) -> None:
+    def __init__(self, registry: ToolRegistry, sessions: Sessions) -> None:
         self.registry = registry
         self._sessions = sessions
         self._descriptors: dict[str, dict[str, Any]] = {}
@@ -41,7 +41,8 @@ class ToolCatalog:
         tool = self.registry.find(tool_id)
         if tool is None or scope.session_id is None:
             return tool
-        return tool if tool in self.visible(scope) else None
+        policy = self._sessions.policy(scope.session_id)
+        return tool if policy is not None and allows(policy.tools, tool.id) else None
 
     def descriptor(self, tool: RegisteredTool) -> dict[str, Any]:
         """The tool's descriptor, built once (descriptors are immutable)."""

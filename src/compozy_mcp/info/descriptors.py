@@ -2,7 +2,8 @@
 
 For a tool with views, ``output_schema`` and ``output_schema_digest`` describe the compact
 view and ``output_views`` carries both contracts; a single-result tool has ``output_schema``
-only (spec, "Discovering both contracts").
+only (spec, "Discovering both contracts"). Their schema is
+:data:`compozy_mcp.native.contract_tools.DESCRIPTOR_SCHEMA`.
 """
 
 from __future__ import annotations
@@ -10,36 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from compozy_mcp.native.registry import RegisteredTool, Risk
-from compozy_mcp.native.schemas import BOOLEAN, OPEN_OBJECT, STRING, enum, obj, strings
-
-VIEW_CONTRACT = obj({"schema": OPEN_OBJECT, "digest": STRING})
-DESCRIPTOR_SCHEMA = obj(
-    {
-        "id": STRING,
-        "description": STRING,
-        "input_schema": OPEN_OBJECT,
-        "input_schema_digest": STRING,
-        "output_schema": OPEN_OBJECT,
-        "output_schema_digest": STRING,
-        "risk": enum(*(risk.value for risk in Risk)),
-        "read_only": BOOLEAN,
-        "destructive": BOOLEAN,
-        "open_world": BOOLEAN,
-        "idempotent": BOOLEAN,
-        "toolsets": strings(),
-        "has_result_views": BOOLEAN,
-    },
-    {"output_views": obj({"compact": VIEW_CONTRACT, "full": VIEW_CONTRACT})},
-    order=(
-        "id",
-        "description",
-        "input_schema",
-        "input_schema_digest",
-        "output_schema",
-        "output_schema_digest",
-        "output_views",
-    ),
-)
 
 
 def risk_flags(risk: Risk) -> dict[str, bool]:

@@ -7,11 +7,12 @@ from compozy_mcp.native.registry import Risk, ToolDefinition, ToolRegistry
 
 def native_tools() -> list[ToolDefinition]:
     """Every native tool, in catalog order."""
-    from compozy_mcp.native.artifacts import artifact_tools
-    from compozy_mcp.native.catalog import catalog_tools
-    from compozy_mcp.native.sessions import session_tools
+    from compozy_mcp.native.artifact_tools import artifact_tools
+    from compozy_mcp.native.contract_tools import contract_tools
+    from compozy_mcp.native.session_tools import session_tools
+    from compozy_mcp.native.skill_tools import skill_tools
 
-    return [*session_tools(), *catalog_tools(), *artifact_tools()]
+    return [*session_tools(), *contract_tools(), *skill_tools(), *artifact_tools()]
 
 
 def build_registry(extra: list[ToolDefinition] | None = None) -> ToolRegistry:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from compozy_mcp.errors import ToolInvalidInput, ToolNotFound, ToolRegistrationError
 from compozy_mcp.jsonutil import schema_digest
+from compozy_mcp.reasons import Reason
 from compozy_mcp.validation import InputCheck
 from compozy_mcp.views import SELECTOR_FIELD, CompiledViews, ViewSpec, compile_views
 from compozy_mcp.views.selector import SELECTOR_SCHEMA
@@ -43,6 +44,17 @@ class Risk(StrEnum):
 
 def _default_preview(record: dict[str, Any]) -> str:
     return ", ".join(sorted(record))
+
+
+def count_preview(key: str, noun: str) -> Preview:
+    """``"3 skills; more with next_cursor"``: the preview of a listing under ``key``."""
+
+    def preview(result: dict[str, Any]) -> str:
+        count = len(result[key])
+        more = "; more with next_cursor" if "next_cursor" in result else ""
+        return f"{count} {noun}{'' if count == 1 else 's'}{more}"
+
+    return preview
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +125,7 @@ def _published_input_schema(defn: ToolDefinition) -> dict[str, Any]:
         raise ToolRegistrationError(
             defn.id,
             'the input schema must have "type": "object" at its root',
-            reason="schema_invalid",
+            reason=Reason.SCHEMA_INVALID,
         )
     properties = dict(schema.get("properties", {}))
     if SELECTOR_FIELD in properties:
@@ -121,7 +133,7 @@ def _published_input_schema(defn: ToolDefinition) -> dict[str, Any]:
             defn.id,
             f'the input schema declares "{SELECTOR_FIELD}" itself; the registry adds it to '
             "tools with views and no native tool may use the name otherwise",
-            reason="selector_reserved",
+            reason=Reason.SELECTOR_RESERVED,
         )
     if defn.views is not None:
         properties[SELECTOR_FIELD] = SELECTOR_SCHEMA
@@ -133,13 +145,13 @@ def register(defn: ToolDefinition) -> RegisteredTool:
     """Check one definition and derive its published contracts."""
     if not TOOL_ID.match(defn.id):
         raise ToolRegistrationError(
-            defn.id, "a tool id is <namespace>__<name> in lowercase", reason="tool_id_invalid"
+            defn.id, "a tool id is <namespace>__<name> in lowercase", reason=Reason.TOOL_ID_INVALID
         )
     if defn.input_error_code not in INPUT_ERROR_CODES:
         raise ToolRegistrationError(
             defn.id,
             f"unknown input error code {defn.input_error_code!r}",
-            reason="registration_invalid",
+            reason=Reason.REGISTRATION_INVALID,
         )
     if not defn.toolsets:
         raise ToolRegistrationError(defn.id, "a tool belongs to at least one toolset")
@@ -147,14 +159,14 @@ def register(defn: ToolDefinition) -> RegisteredTool:
         raise ToolRegistrationError(
             defn.id,
             'the output schema must have "type": "object" at its root',
-            reason="schema_invalid",
+            reason=Reason.SCHEMA_INVALID,
         )
     input_schema = _published_input_schema(defn)
     if defn.scope_session_field and defn.scope_session_field not in input_schema["properties"]:
         raise ToolRegistrationError(
             defn.id,
             f'scope field "{defn.scope_session_field}" is not an input',
-            reason="registration_invalid",
+            reason=Reason.REGISTRATION_INVALID,
         )
     views = compile_views(defn.id, defn.views, defn.output_schema) if defn.views else None
     if views is not None:
@@ -184,7 +196,9 @@ class ToolRegistry:
     def add(self, defn: ToolDefinition) -> RegisteredTool:
         if defn.id in self._tools:
             raise ToolRegistrationError(
-                defn.id, "a tool with this id is already registered", reason="tool_id_duplicate"
+                defn.id,
+                "a tool with this id is already registered",
+                reason=Reason.TOOL_ID_DUPLICATE,
             )
         tool = register(defn)
         self._tools[defn.id] = tool

@@ -28,18 +28,14 @@ from mcp.types import (
 )
 
 from compozy_mcp import jsonutil
-from compozy_mcp.calls import SESSION_HEADER
-from compozy_mcp.cli.client import Target
-from compozy_mcp.cli.remote import (
-    DaemonUnreachable,
-    RemoteError,
-    RemoteHost,
-    daemon_http_client,
-)
-from compozy_mcp.errors import ResourceNotFound, ToolBackendFailed
+from compozy_mcp.errors import DaemonUnreachable, RemoteError, ResourceNotFound, ToolBackendFailed
+from compozy_mcp.hostapi.remote import RemoteHost, daemon_http_client
+from compozy_mcp.hostapi.target import Target
+from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.proxy.paging import Pages
 from compozy_mcp.proxy.server import error_result, native_server
 from compozy_mcp.proxy.transports import MCP_PATH
+from compozy_mcp.reasons import Reason
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +123,7 @@ class Relay:
         """Check that the daemon answers (and knows the session), then read its listing.
 
         Raises the errors the in-process proxy raises for the same mistakes, and
-        :class:`~compozy_mcp.cli.remote.DaemonUnreachable` when nothing answers.
+        :class:`~compozy_mcp.errors.DaemonUnreachable` when nothing answers.
         """
         # One Host API request first: it words an absent daemon, a missing token and an unknown
         # session the way every other command does.
@@ -138,7 +134,7 @@ class Relay:
             else:
                 await host.list_workspaces()  # a small answer that needs the token
         except RemoteError as error:
-            if self.session and error.error_code == "not_found":
+            if self.session and error.code == "not_found":
                 raise ResourceNotFound(RELAY, "session", self.session) from None
             raise
         finally:
@@ -150,7 +146,7 @@ class Relay:
             raise DaemonUnreachable(
                 f"the compozy daemon at {self.target} did not serve MCP at {MCP_PATH}: "
                 f"{exc.error.message}",
-                reason="mcp_unavailable",
+                reason=Reason.MCP_UNAVAILABLE,
             ) from None
         self._pages = Pages(tools, self.page_size)
         self._schemas.clear()
@@ -188,7 +184,7 @@ class Relay:
             failure = ToolBackendFailed(
                 name,
                 f'tool "{name}" failed: {exc.error.message}; is `compozy serve` running?',
-                reason="daemon_unreachable",
+                reason=Reason.DAEMON_UNREACHABLE,
             )
             return error_result(failure)
 

@@ -20,10 +20,11 @@ from mcp.types import (
 )
 
 from compozy_mcp import __version__
-from compozy_mcp.app import App
-from compozy_mcp.calls import OPERATOR, SESSION_HEADER, CallScope, scope_of
+from compozy_mcp.assembly import App
+from compozy_mcp.calls import OPERATOR, CallScope, scope_of
 from compozy_mcp.dispatch import ToolResult
-from compozy_mcp.errors import ToolBackendFailed, ToolError, ToolNotFound
+from compozy_mcp.errors import CompozyError, ToolBackendFailed, ToolNotFound
+from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.native.registry import RegisteredTool
 from compozy_mcp.proxy.listing import mcp_tool
 from compozy_mcp.proxy.paging import Pages
@@ -56,8 +57,9 @@ def call_result(result: ToolResult) -> CallToolResult:
     )
 
 
-def error_result(error: ToolError) -> CallToolResult:
-    """A tool error is a result with ``isError``; its text is the dispatch message."""
+def error_result(error: CompozyError) -> CallToolResult:
+    """A tool error is a result with ``isError``; its text is the dispatch message (MCP is the
+    model's surface: nothing is redacted, spec Errors)."""
     return CallToolResult(
         content=[TextContent(text=error.message)],
         structured_content={"error": error.payload(redact=False)},
@@ -159,9 +161,9 @@ class ProxyServer:
             result = await self.app.dispatcher.call(name, params.arguments or {}, scope=scope)
         except ToolNotFound:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}") from None
-        except ToolError as error:
+        except CompozyError as error:
             return error_result(error)
-        except Exception as exc:  # never take the proxy down; the next call must work
+        except Exception:  # never take the proxy down; the next call must work
             log.exception("tools/call %s failed", name)
-            return error_result(ToolBackendFailed(name, f'tool "{name}" failed: {exc}'))
+            return error_result(ToolBackendFailed(name, f'tool "{name}" failed unexpectedly'))
         return call_result(result)

@@ -26,6 +26,9 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from compozy_mcp.calls import CallInfo
+from compozy_mcp.errors import ModelNotFound, ReasoningEffortUnsupported
+from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.model import (
     AcpCaps,
     AcpConfigOption,
@@ -147,6 +150,27 @@ def check_selection(selection: Selection) -> ProviderInfo:
             f"(supported: {supported})",
         )
     return provider
+
+
+_REJECTED_REASON = {"provider": Reason.PROVIDER_UNKNOWN, "model": Reason.MODEL_UNKNOWN}
+
+
+def checked_selection(
+    call: CallInfo, provider: str | None, model: str | None, reasoning_effort: str | None
+) -> Selection | None:
+    """The selection a call asks for (``None`` without a provider), checked against the catalog;
+    an unknown provider or model is :class:`ModelNotFound`, an effort the provider does not
+    have :class:`ReasoningEffortUnsupported`."""
+    if provider is None:
+        return None
+    selection = Selection(provider=provider, model=model, reasoning_effort=reasoning_effort)
+    try:
+        check_selection(selection)
+    except SelectionRejected as exc:
+        if exc.kind == "reasoning_effort":
+            raise ReasoningEffortUnsupported(call.tool_id, str(exc)) from None
+        raise ModelNotFound(call.tool_id, str(exc), reason=_REJECTED_REASON[exc.kind]) from None
+    return selection
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,17 @@
 """The embedded SQLite store: WAL mode, versioned migrations, one transaction per write.
 
-Several processes (the CLI, the proxy, the daemon) may open the same file at once: writes take
-SQLite's write lock up front (``BEGIN IMMEDIATE``) and wait up to ``busy_timeout`` for it, so
-a read-modify-write inside :meth:`SQLiteStore.write` is never interleaved with another one.
-Calls are short (well under a millisecond), which is why async callers use the store directly
-instead of hopping to a worker thread.
+Several processes (the CLI, the proxy, the daemon) may open the same file at once.
+
+- **Writes** go through one connection: each takes SQLite's write lock up front
+  (``BEGIN IMMEDIATE``), so a read-modify-write is never interleaved with another one. The wait
+  for that lock is bounded (``busy_timeout_ms``); past it the write fails as
+  :class:`~compozy_mcp.errors.StoreBusy`, a typed answer the caller may retry, never a stall.
+  Async callers run writes in worker threads (:mod:`compozy_mcp.blocking`).
+- **Reads** use connections of their own, taken from a small pool: in WAL mode a reader never
+  waits for a writer, so a read on the event loop stays fast while another process writes.
+
+An in-memory store (tests) has one connection for everything: separate connections would see
+separate databases.
 """
 
 from __future__ import annotations
@@ -18,7 +25,8 @@ from typing import Any
 
 from compozy_mcp import jsonutil
 from compozy_mcp.clock import SystemClock, timestamp
-from compozy_mcp.errors import StoreError
+from compozy_mcp.errors import StoreBusy, StoreError
+from compozy_mcp.reasons import Reason
 from compozy_mcp.store.base import (
     ArtifactRow,
     ChildSummary,
@@ -35,7 +43,10 @@ from compozy_mcp.store.base import (
 )
 from compozy_mcp.store.migrations import LATEST_VERSION, MIGRATIONS
 
-BUSY_TIMEOUT_MS = 10_000
+#: how long a write waits for the write lock another connection holds, by default
+BUSY_TIMEOUT_MS = 5_000
+#: idle reader connections kept for reuse
+READER_POOL_SIZE = 8
 
 _SESSION_COLUMNS = (
     "seq, id, workspace_id, profile_id, parent_session_id, root_session_id, agent_name, state, "
@@ -289,48 +300,74 @@ class _SQLiteWriter(_SQLiteReader, StoreWriter):
         )
 
 
+def _locked(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
 class SQLiteStore(Store):
     """A store in one SQLite file (or in memory, for tests)."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
         self.path = str(path)
+        self.busy_timeout_ms = busy_timeout_ms
         self._memory = self.path == ":memory:"
         if not self._memory:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._write_lock = threading.RLock()
+        self._pool_lock = threading.Lock()
+        self._readers: list[sqlite3.Connection] = []
+        self._open: list[sqlite3.Connection] = []
+        self._writer = self._connect()
         try:
-            self._conn = sqlite3.connect(
-                self.path,
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
-                check_same_thread=False,
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
-        self._conn.row_factory = sqlite3.Row
-        self._lock = threading.RLock()
-        try:
-            self._configure()
             self._migrate()
         except BaseException:
-            self._conn.close()
+            self.close()
             raise
 
     @classmethod
     def memory(cls) -> SQLiteStore:
         return cls(":memory:")
 
-    def _configure(self) -> None:
-        conn = self._conn
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA foreign_keys = ON")
-        if not self._memory:
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise StoreError(f"the store at {self.path} cannot use WAL mode (got {mode})")
-            conn.execute("PRAGMA synchronous = NORMAL")
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(
+                self.path,
+                timeout=self.busy_timeout_ms / 1000,
+                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
+                check_same_thread=False,  # writes run in worker threads; pooled readers move
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the store: {exc}") from exc
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            if not self._memory:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    raise StoreError(f"the store cannot use WAL mode (got {mode})")
+                conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            raise self._failure(exc) from exc
+        except BaseException:
+            conn.close()
+            raise
+        with self._pool_lock:
+            self._open.append(conn)
+        return conn
+
+    def _failure(self, exc: sqlite3.OperationalError) -> StoreBusy | StoreError:
+        if _locked(exc):
+            return StoreBusy(
+                f"the store is busy: another writer held it for more than "
+                f"{self.busy_timeout_ms} ms; retry"
+            )
+        return StoreError(f"the store failed: {exc}")
 
     def _migrate(self) -> None:
-        with self._transaction(immediate=True) as conn:
+        with self._transaction(self._writer, immediate=True) as conn:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
@@ -338,9 +375,9 @@ class SQLiteStore(Store):
             current = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] or 0
             if current > LATEST_VERSION:
                 raise StoreError(
-                    f"the store at {self.path} has schema version {current}, newer than this "
-                    f"compozy ({LATEST_VERSION}); upgrade compozy-mcp",
-                    reason="store_too_new",
+                    f"the store has schema version {current}, newer than this compozy "
+                    f"({LATEST_VERSION}); upgrade compozy-mcp",
+                    reason=Reason.STORE_TOO_NEW,
                 )
             for migration in MIGRATIONS:
                 if migration.version <= current:
@@ -353,43 +390,86 @@ class SQLiteStore(Store):
                 )
 
     def schema_version(self) -> int:
-        with self._lock:
-            row = self._conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
-            return int(row[0] or 0)
+        with self.read() as reader:
+            assert isinstance(reader, _SQLiteReader)
+            row = reader._one("SELECT MAX(version) FROM schema_migrations", ())
+            return int(row[0] or 0) if row else 0
 
     def journal_mode(self) -> str:
-        with self._lock:
-            return str(self._conn.execute("PRAGMA journal_mode").fetchone()[0])
+        with self._write_lock:
+            return str(self._writer.execute("PRAGMA journal_mode").fetchone()[0])
 
     @contextmanager
-    def _transaction(self, *, immediate: bool) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            conn = self._conn
-            try:
-                conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
-            except sqlite3.OperationalError as exc:
-                raise StoreError(f"the store at {self.path} is busy: {exc}") from exc
-            try:
+    def _transaction(
+        self, conn: sqlite3.Connection, *, immediate: bool
+    ) -> Iterator[sqlite3.Connection]:
+        try:
+            conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        except sqlite3.OperationalError as exc:
+            raise self._failure(exc) from exc
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            conn.execute("ROLLBACK")
+            raise self._failure(exc) from exc
+
+    @contextmanager
+    def _holding_writer(self) -> Iterator[sqlite3.Connection]:
+        # Our own writers queue here; the wait is bounded like SQLite's own.
+        if not self._write_lock.acquire(timeout=self.busy_timeout_ms / 1000):
+            raise StoreBusy(
+                f"the store is busy: {self.busy_timeout_ms} ms passed waiting for a write"
+            )
+        try:
+            yield self._writer
+        finally:
+            self._write_lock.release()
+
+    @contextmanager
+    def _reader_connection(self) -> Iterator[sqlite3.Connection]:
+        if self._memory:
+            with self._holding_writer() as conn:
                 yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            else:
-                conn.execute("COMMIT")
+            return
+        with self._pool_lock:
+            pooled = self._readers.pop() if self._readers else None
+        conn = pooled if pooled is not None else self._connect()
+        try:
+            yield conn
+        finally:
+            with self._pool_lock:
+                kept = len(self._readers) < READER_POOL_SIZE and conn in self._open
+                if kept:
+                    self._readers.append(conn)
+            if not kept:
+                self._discard(conn)
+
+    def _discard(self, conn: sqlite3.Connection) -> None:
+        with self._pool_lock:
+            if conn in self._open:
+                self._open.remove(conn)
+        conn.close()
 
     @contextmanager
     def read(self) -> Iterator[StoreReader]:
-        with self._transaction(immediate=False) as conn:
+        with self._reader_connection() as conn, self._transaction(conn, immediate=False):
             yield _SQLiteReader(conn)
 
     @contextmanager
     def write(self) -> Iterator[StoreWriter]:
-        with self._transaction(immediate=True) as conn:
+        with self._holding_writer() as conn, self._transaction(conn, immediate=True):
             yield _SQLiteWriter(conn)
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        with self._pool_lock:
+            conns, self._open, self._readers = self._open, [], []
+        for conn in conns:
+            conn.close()
 
 
 def _statements(script: str) -> list[str]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from compozy_mcp.errors import ToolRegistrationError
+from compozy_mcp.reasons import Reason
 
 
 class Node:
@@ -133,7 +134,7 @@ def derive_schema(
                 tool_id,
                 f"the view projects the items of {path}, which the full output schema "
                 "does not declare as an array with items",
-                reason="view_not_array",
+                reason=Reason.VIEW_NOT_ARRAY,
             )
         items: Mapping[str, Any] = full["items"]
         if isinstance(node.item, Fields):
@@ -144,7 +145,7 @@ def derive_schema(
             raise ToolRegistrationError(
                 tool_id,
                 f"a conditional drop at {path}[] needs an object mask",
-                reason="view_invalid",
+                reason=Reason.VIEW_INVALID,
             )
         else:
             item_schema = derive_schema(tool_id, items, node.item, f"{path}[]")
@@ -154,10 +155,10 @@ def derive_schema(
                     tool_id,
                     f'the view drops "{path}[].{name}", which the full output schema '
                     "does not declare",
-                    reason="view_field_unknown",
+                    reason=Reason.VIEW_FIELD_UNKNOWN,
                 )
         return {**full, "items": item_schema}
-    raise ToolRegistrationError(tool_id, f"unknown view node at {path}", reason="view_invalid")
+    raise ToolRegistrationError(tool_id, f"unknown view node at {path}", reason=Reason.VIEW_INVALID)
 
 
 def _object_properties(schema: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -178,7 +179,7 @@ def _derive_object(
             tool_id,
             f"the view selects fields of {path}, which the full output schema does not declare "
             "as an object with properties",
-            reason="view_not_object",
+            reason=Reason.VIEW_NOT_OBJECT,
         )
     props: Mapping[str, Any] = full["properties"]
     for key in node.fields:
@@ -187,7 +188,7 @@ def _derive_object(
                 tool_id,
                 f'the view keeps "{_join(path, key)}", which the full output schema does not '
                 "declare; every compact field must be in the full result at the same path",
-                reason="view_field_unknown",
+                reason=Reason.VIEW_FIELD_UNKNOWN,
             )
     derived: dict[str, Any] = {k: v for k, v in full.items() if k not in _OBJECT_SHAPE_KEYS}
     derived["properties"] = {

@@ -8,6 +8,7 @@ from typing import Any
 
 from compozy_mcp.errors import ToolRegistrationError
 from compozy_mcp.jsonutil import schema_digest
+from compozy_mcp.reasons import Reason
 from compozy_mcp.views.mask import (
     Fields,
     MovedField,
@@ -79,13 +80,13 @@ def compile_views(tool_id: str, spec: ViewSpec, full_schema: Mapping[str, Any]) 
             raise ToolRegistrationError(
                 tool_id,
                 f'follow-up field "{path}" is not declared by the full output schema',
-                reason="view_follow_up_unknown",
+                reason=Reason.VIEW_FOLLOW_UP_UNKNOWN,
             )
         if not keeps_path(spec.compact, steps):
             raise ToolRegistrationError(
                 tool_id,
                 f'the compact view drops "{path}", which a follow-up call takes as input',
-                reason="view_follow_up_dropped",
+                reason=Reason.VIEW_FOLLOW_UP_DROPPED,
             )
     return CompiledViews(
         mask=spec.compact,

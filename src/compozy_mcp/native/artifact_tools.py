@@ -7,7 +7,7 @@ from typing import Any
 from compozy_mcp.artifacts import ARTIFACT_SCHEME, MAX_PAGE_BYTES
 from compozy_mcp.native.context import ToolCall
 from compozy_mcp.native.registry import Risk, ToolDefinition
-from compozy_mcp.native.schemas import (
+from compozy_mcp.schemas import (
     BOOLEAN,
     COUNT,
     STRING,

@@ -1,4 +1,7 @@
-"""Assembly: settings, store, services, registry and the dispatcher, built once per process."""
+"""Assembly: settings, store, services, registry and the dispatcher, built once per process.
+
+Every in-process surface runs on one :class:`App`; against a daemon, the surfaces open none.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from compozy_mcp.artifacts import ArtifactService
+from compozy_mcp.blocking import Offload
 from compozy_mcp.clock import Clock, SystemClock
 from compozy_mcp.config import Settings
 from compozy_mcp.dispatch import Dispatcher
@@ -14,7 +18,7 @@ from compozy_mcp.info.catalog import ToolCatalog
 from compozy_mcp.native import ToolDefinition, build_registry
 from compozy_mcp.native.context import Services
 from compozy_mcp.sessions.runtime import RecordedDriver, RuntimeDriver
-from compozy_mcp.sessions.service import SessionService
+from compozy_mcp.sessions.service import Sessions
 from compozy_mcp.skills import SkillService
 from compozy_mcp.store import SQLiteStore, Store
 
@@ -25,10 +29,11 @@ class App:
     store: Store
     services: Services
     dispatcher: Dispatcher
+    catalog: ToolCatalog
 
     @property
-    def catalog(self) -> ToolCatalog:
-        return self.services.catalog
+    def sessions(self) -> Sessions:
+        return self.services.sessions
 
     def close(self) -> None:
         self.store.close()
@@ -51,20 +56,28 @@ def open_app(
 ) -> App:
     """Open the store at ``$COMPOZY_HOME/compozy.db`` (or the one given) and wire the core."""
     settings = settings or Settings.from_env()
-    store = store or SQLiteStore(settings.db_path)
-    clock = clock or SystemClock()
-    registry = build_registry(list(extra_tools))
-    sessions = SessionService(
-        store,
-        clock,
-        driver or RecordedDriver(),
-        default_workspace_path=settings.default_workspace_path,
-    )
-    services = Services(
-        settings=settings,
-        sessions=sessions,
-        skills=SkillService(settings.skills_dir),
-        artifacts=ArtifactService(store, clock),
-        catalog=ToolCatalog(registry, sessions),
-    )
-    return App(settings, store, services, Dispatcher(registry, services, hooks=hooks))
+    store = store or SQLiteStore(settings.db_path, busy_timeout_ms=settings.store_busy_timeout_ms)
+    try:
+        clock = clock or SystemClock()
+        offload = Offload()
+        registry = build_registry(list(extra_tools))
+        sessions = Sessions(
+            store,
+            clock,
+            driver or RecordedDriver(),
+            offload,
+            default_workspace_path=settings.default_workspace_path,
+        )
+        catalog = ToolCatalog(registry, sessions)
+        services = Services(
+            settings=settings,
+            sessions=sessions,
+            skills=SkillService(settings.skills_dir),
+            artifacts=ArtifactService(store, clock, offload),
+            catalog=catalog,
+        )
+        dispatcher = Dispatcher(registry, services, hooks=hooks)
+    except BaseException:
+        store.close()
+        raise
+    return App(settings, store, services, dispatcher, catalog)

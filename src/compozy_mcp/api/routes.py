@@ -1,7 +1,7 @@
 """The HTTP API routes (mounted at ``/api`` by the daemon): HTTP in, a Host API operation, JSON out.
 
 Routes translate, nothing more: path, query, header and body become the arguments of one
-:class:`~compozy_mcp.api.operations.HostAPI` operation, and its payload (or error) becomes the
+:class:`~compozy_mcp.hostapi.HostClient` operation, and its payload (or error) becomes the
 response. Request bodies are JSON objects of at most :data:`MAX_BODY_BYTES`.
 """
 
@@ -19,21 +19,20 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from compozy_mcp import jsonutil
-from compozy_mcp.api.errors import (
-    BadRequest,
+from compozy_mcp.api.responses import error_response
+from compozy_mcp.errors import (
+    CompozyError,
     InternalError,
     MethodNotAllowed,
+    RequestBodyInvalid,
     RequestTooLarge,
     RouteNotFound,
-    error_response,
+    ToolInvalidInput,
 )
-from compozy_mcp.api.operations import (
-    SESSION_LIST,
-    TOOL_SEARCH,
-    HostAPI,
-)
-from compozy_mcp.calls import SESSION_HEADER
-from compozy_mcp.errors import CompozyError, ToolInvalidInput
+from compozy_mcp.hostapi import HostClient
+from compozy_mcp.hostapi.inputs import SESSION_LIST, TOOL_SEARCH
+from compozy_mcp.hostapi.wire import SESSION_HEADER
+from compozy_mcp.reasons import Reason
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +94,9 @@ async def _body(request: Request) -> Any:
     try:
         return jsonutil.loads(bytes(data))
     except ValueError:
-        raise BadRequest("the request body is not valid JSON", reason="body_not_json") from None
+        raise RequestBodyInvalid(
+            "the request body is not valid JSON", reason=Reason.BODY_NOT_JSON
+        ) from None
 
 
 def _too_large() -> RequestTooLarge:
@@ -105,9 +106,13 @@ def _too_large() -> RequestTooLarge:
 async def _object_body(request: Request) -> dict[str, Any]:
     body = await _body(request)
     if body is None:
-        raise BadRequest("the request body is empty; send a JSON object", reason="body_missing")
+        raise RequestBodyInvalid(
+            "the request body is empty; send a JSON object", reason=Reason.BODY_MISSING
+        )
     if not isinstance(body, dict):
-        raise BadRequest("the request body must be a JSON object", reason="body_not_object")
+        raise RequestBodyInvalid(
+            "the request body must be a JSON object", reason=Reason.BODY_NOT_OBJECT
+        )
     return body
 
 
@@ -130,7 +135,7 @@ def _boolean(tool_id: str, name: str, text: str) -> bool:
 
 
 class Routes:
-    def __init__(self, host: HostAPI, openapi: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, host: HostClient, openapi: Callable[[], dict[str, Any]]) -> None:
         self.host = host
         self.openapi = openapi
 
@@ -159,14 +164,15 @@ class Routes:
         body = await _object_body(request)
         extra = sorted(set(body) - {"input"})
         if extra:
-            raise BadRequest(
+            raise RequestBodyInvalid(
                 f'the request body takes only "input" (the tool input); got "{extra[0]}"',
-                reason="body_invalid",
+                reason=Reason.BODY_INVALID,
             )
         tool_input = body.get("input", {})
         if not isinstance(tool_input, dict):
-            raise BadRequest(
-                'the request body field "input" must be a JSON object', reason="input_not_object"
+            raise RequestBodyInvalid(
+                'the request body field "input" must be a JSON object',
+                reason=Reason.INPUT_NOT_OBJECT,
             )
         return 200, await self.host.invoke(tool_id, tool_input, session=_session(request))
 
@@ -259,10 +265,9 @@ async def http_error(request: Request, exc: Exception) -> Response:
 EXCEPTION_HANDLERS: dict[Any, Any] = {HTTPException: http_error}
 
 
-def api_app(host: HostAPI) -> Starlette:
-    """The API as an ASGI app whose paths are relative to its mount point (``/api``)."""
-    from compozy_mcp.api.openapi import document
-
-    app = Starlette(routes=Routes(host, document).table(), exception_handlers=EXCEPTION_HANDLERS)
+def api_app(host: HostClient, openapi: Callable[[], dict[str, Any]]) -> Starlette:
+    """The API as an ASGI app whose paths are relative to its mount point (``/api``);
+    ``openapi`` gives the document ``GET /openapi.json`` serves."""
+    app = Starlette(routes=Routes(host, openapi).table(), exception_handlers=EXCEPTION_HANDLERS)
     app.router.redirect_slashes = False
     return app

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
 from compozy_mcp import jsonutil
-from compozy_mcp.errors import CompozyError, SetupError, ToolError
-
-#: the reason of an --input the CLI could not read or parse
-INPUT_NOT_JSON = "input_not_json"
+from compozy_mcp.errors import CompozyError
+from compozy_mcp.reasons import Reason
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -18,30 +16,37 @@ EXIT_NOT_FOUND = 3
 EXIT_DENIED = 4
 EXIT_CONFLICT = 5
 EXIT_SETUP = 6
+#: the store was busy: nothing changed, the same command may be run again (EX_TEMPFAIL)
+EXIT_RETRY = 75
 
-_EXIT_BY_CODE = {
+#: error code -> exit code; every code an error class carries is listed (a test walks them)
+EXIT_BY_CODE: dict[str, int] = {
     "tool_invalid_input": EXIT_USAGE,
     "invalid_request": EXIT_USAGE,
     "tool_not_found": EXIT_NOT_FOUND,
     "not_found": EXIT_NOT_FOUND,
     "tool_denied": EXIT_DENIED,
+    "forbidden": EXIT_DENIED,
     "tool_conflict": EXIT_CONFLICT,
+    "model_not_found": EXIT_FAILED,
+    "reasoning_effort_unsupported": EXIT_FAILED,
+    "tool_result_persistence_failed": EXIT_FAILED,
+    "tool_backend_failed": EXIT_FAILED,
+    "internal_error": EXIT_FAILED,
+    "method_not_allowed": EXIT_FAILED,
+    "request_too_large": EXIT_USAGE,
+    "misdirected_request": EXIT_SETUP,
+    "unauthorized": EXIT_SETUP,
+    "registration_invalid": EXIT_SETUP,
+    "store_unavailable": EXIT_SETUP,
+    "config_invalid": EXIT_SETUP,
+    "daemon_unreachable": EXIT_SETUP,
+    "store_busy": EXIT_RETRY,
 }
 
 
 def exit_code(error: CompozyError) -> int:
-    if isinstance(error, ToolError):
-        return _EXIT_BY_CODE.get(error.error_code, EXIT_FAILED)
-    if isinstance(error, SetupError):
-        return EXIT_SETUP
-    return _EXIT_BY_CODE.get(error.code, EXIT_FAILED)
-
-
-def error_payload(error: CompozyError) -> dict[str, Any]:
-    """``{"error": {...}}`` with input-error and denial messages redacted (spec, Errors)."""
-    if isinstance(error, ToolError):
-        return {"error": error.payload(redact=True)}
-    return {"error": {"code": error.code, "reason": error.reason, "message": error.message}}
+    return EXIT_BY_CODE.get(error.code, EXIT_FAILED)
 
 
 def report(
@@ -52,7 +57,7 @@ def report(
     With ``-o json`` the structured error is the one document on stdout, so that a script
     can parse it; readable output goes to stderr. ``-v`` adds the dispatch diagnostic.
     """
-    payload = error_payload(error)["error"]
+    payload = error.payload(redact=True)
     if json_output:
         print(jsonutil.dumps_pretty({"error": payload}), file=out or sys.stdout)
     else:
@@ -60,7 +65,7 @@ def report(
             f"error: {payload['message']} ({payload['code']}: {payload['reason']})", file=sys.stderr
         )
     # The CLI's own failure to read --input is always explained; dispatch diagnostics on -v.
-    explain = verbose or error.reason == INPUT_NOT_JSON
+    explain = verbose or error.reason == Reason.INPUT_NOT_JSON
     if explain and payload["message"] != error.message:
         print(f"diagnostic: {error.message}", file=sys.stderr)
     return exit_code(error)

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from compozy_mcp.errors import InvalidRequest
-from compozy_mcp.native.schemas import STRING, TIMESTAMP, described, nullable, obj, tool_input
+from compozy_mcp.reasons import Reason
+from compozy_mcp.schemas import STRING, TIMESTAMP, described, nullable, obj, tool_input
 from compozy_mcp.validation import NOT_BLANK, InputCheck, describe
 
 Schema = dict[str, Any]
@@ -50,6 +51,9 @@ PROFILE: Schema = obj(
 )
 
 
+_INVALID = {"workspace": Reason.WORKSPACE_INVALID, "profile": Reason.PROFILE_INVALID}
+
+
 @functools.cache
 def _check(what: str) -> InputCheck:
     return InputCheck({"workspace": WORKSPACE_ADD, "profile": PROFILE_ADD}[what])
@@ -63,7 +67,7 @@ def check(what: str, value: Any) -> dict[str, Any]:
             checker.validator.iter_errors(value), unknown=f"is not a field of a {what}"
         )
         subject = f"a {what} request" if field == "$" else f'{what} field "{field}"'
-        raise InvalidRequest(f"{subject} {problem}", reason=f"{what}_invalid")
+        raise InvalidRequest(f"{subject} {problem}", reason=_INVALID[what])
     fields: dict[str, Any] = value
     return fields
 
@@ -73,8 +77,8 @@ def workspace_directory(text: str) -> Path:
     path = Path(text)
     if not path.is_absolute():
         raise InvalidRequest(
-            f"the workspace path must be absolute, got {text!r}", reason="path_not_absolute"
+            f"the workspace path must be absolute, got {text!r}", reason=Reason.PATH_NOT_ABSOLUTE
         )
     if not path.is_dir():
-        raise InvalidRequest(f"{path} is not a directory", reason="path_not_directory")
+        raise InvalidRequest(f"{path} is not a directory", reason=Reason.PATH_NOT_DIRECTORY)
     return path

@@ -5,13 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from compozy_mcp.native.context import ToolCall
-from compozy_mcp.native.registry import Risk, ToolDefinition
-from compozy_mcp.native.schemas import (
+from compozy_mcp.native.registry import Handler, Risk, ToolDefinition
+from compozy_mcp.schemas import (
     BOOLEAN,
     COUNT,
-    SESSION_ID,
-    SESSION_RECORD,
-    SESSION_RESULT,
     STRING,
     TIMESTAMP,
     array,
@@ -21,55 +18,21 @@ from compozy_mcp.native.schemas import (
     strings,
     tool_input,
 )
+from compozy_mcp.sessions.ledger import Fences
+from compozy_mcp.sessions.lifecycle import SessionFilter
 from compozy_mcp.sessions.model import Selection
-from compozy_mcp.sessions.service import Fences, request_digest
+from compozy_mcp.sessions.record_schema import (
+    SESSION_COMPACT,
+    SESSION_ID,
+    SESSION_RECORD,
+    SESSION_RESULT,
+    SESSION_STATES,
+)
+from compozy_mcp.sessions.spawning import SpawnRequest, request_digest
 from compozy_mcp.validation import NOT_BLANK
 from compozy_mcp.views import KEEP, Each, Fields, ViewSpec
 
 SESSIONS = ("compozy__sessions",)
-
-#: What compact keeps of a session (spec, "What compact keeps" and "Session record tools").
-SESSION_COMPACT = Fields.of(
-    "id",
-    "name",
-    "agent_name",
-    "profile_id",
-    "type",
-    "workspace_id",
-    "worktree_id",
-    "branch",
-    "state",
-    "badge",
-    "board_column",
-    "attention",
-    "attention_dismissible",
-    "waiting_on",
-    "transcript_epoch",
-    "pending_interactions",
-    "stop_reason",
-    "stop_detail",
-    "stop_cause",
-    "failure",
-    "permission_mode_degraded",
-    "pull_request",
-    "queue",
-    "children",
-    "subagent_summary",
-    "later",
-    "archived_at",
-    "created_at",
-    "updated_at",
-    runtime=Fields.of(
-        "status",
-        "failure",
-        "generation",
-        "selection_revision",
-        effective=Fields.of("provider", "model", "reasoning_effort"),
-    ),
-    lineage=Fields.of(
-        "kind", "parent_session_id", "root_session_id", "ttl_expires_at", "spawn_budget"
-    ),
-)
 
 #: Fields that follow-up calls take as input; compact must keep them.
 SESSION_FOLLOW_UP = (
@@ -107,7 +70,7 @@ def _fences(args: dict[str, Any], *names: str) -> Fences:
 def _session_tool(
     name: str,
     description: str,
-    handler: Any,
+    handler: Handler,
     input_schema: dict[str, Any],
     *,
     risk: Risk = Risk.MUTATING,
@@ -131,11 +94,11 @@ ONLY_SESSION_ID = tool_input({"session_id": SESSION_ID})
 
 
 async def _status(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
-    return {"session": call.services.sessions.status(call.info, args["session_id"])}
+    return {"session": await call.services.sessions.status(call.info, args["session_id"])}
 
 
 async def _create(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
-    record = call.services.sessions.create(
+    record = await call.services.sessions.create(
         call.info,
         agent_name=args["agent_name"],
         session_id=args.get("session_id"),
@@ -152,21 +115,23 @@ async def _create(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _archive(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
-    return {"session": call.services.sessions.archive(call.info, args["session_id"])}
+    return {"session": await call.services.sessions.archive(call.info, args["session_id"])}
 
 
 async def _unarchive(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
-    return {"session": call.services.sessions.unarchive(call.info, args["session_id"])}
+    return {"session": await call.services.sessions.unarchive(call.info, args["session_id"])}
 
 
 async def _rename(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
     name = args["name"].strip()
-    return {"session": call.services.sessions.rename(call.info, args["session_id"], name)}
+    return {"session": await call.services.sessions.rename(call.info, args["session_id"], name)}
 
 
 async def _stop(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
     return {
-        "session": call.services.sessions.stop(call.info, args["session_id"], args.get("reason"))
+        "session": await call.services.sessions.stop(
+            call.info, args["session_id"], args.get("reason")
+        )
     }
 
 
@@ -178,19 +143,19 @@ async def _runtime_set(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
     )
     fences = _fences(args, "selection_revision", "generation")
     return {
-        "session": call.services.sessions.runtime_set(
+        "session": await call.services.sessions.runtime_set(
             call.info, args["session_id"], selection, fences
         )
     }
 
 
 async def _runtime_clear(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
-    return {"session": call.services.sessions.runtime_clear(call.info, args["session_id"])}
+    return {"session": await call.services.sessions.runtime_clear(call.info, args["session_id"])}
 
 
 async def _rewind(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
     fences = _fences(args, "transcript_epoch", "generation")
-    record = call.services.sessions.rewind(
+    record = await call.services.sessions.rewind(
         call.info, args["session_id"], args.get("to_turn", 0), fences
     )
     return {"session": record}
@@ -198,14 +163,14 @@ async def _rewind(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
 
 async def _continue(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
     fences = _fences(args, "transcript_epoch", "generation")
-    record = call.services.sessions.continue_(
+    record = await call.services.sessions.continue_(
         call.info, args["session_id"], args.get("prompt"), fences
     )
     return {"session": record}
 
 
 async def _fork(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
-    record = call.services.sessions.fork(
+    record = await call.services.sessions.fork(
         call.info,
         args["session_id"],
         fences=_fences(args, "transcript_epoch"),
@@ -223,16 +188,7 @@ SESSION_LIST_VIEWS = ViewSpec(
 
 
 async def _list(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
-    page = call.services.sessions.list_sessions(
-        call.info,
-        workspace_id=args.get("workspace_id"),
-        state=args.get("state"),
-        archived=args.get("archived", False),
-        parent_session_id=args.get("parent_session_id"),
-        agent_name=args.get("agent_name"),
-        limit=args.get("limit", 50),
-        cursor=args.get("cursor"),
-    )
+    page = await call.services.sessions.list_sessions(call.info, SessionFilter(**args))
     out: dict[str, Any] = {"sessions": page.records}
     if page.next_cursor is not None:
         out["next_cursor"] = page.next_cursor
@@ -284,16 +240,12 @@ SPAWN_VIEWS = ViewSpec(
 
 
 async def _spawn(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
-    return call.services.sessions.spawn(
-        call.info,
+    request = SpawnRequest(
         parent_session_id=args.get("parent_session_id"),
         agent_name=args["agent_name"],
         ttl_seconds=args["ttl_seconds"],
         name=args.get("name"),
         spawn_role=args.get("spawn_role", "worker"),
-        provider=args.get("provider"),
-        model=args.get("model"),
-        reasoning_effort=args.get("reasoning_effort"),
         prompt=args.get("prompt"),
         worktree=args.get("worktree", False),
         branch=args.get("branch"),
@@ -304,7 +256,14 @@ async def _spawn(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
         auto_stop_on_parent=args.get("auto_stop_on_parent", True),
         notify_creator=args.get("notify_creator", False),
         idempotency_key=args.get("idempotency_key"),
-        request_digest=request_digest({k: v for k, v in args.items() if k != "idempotency_key"}),
+        digest=request_digest({k: v for k, v in args.items() if k != "idempotency_key"}),
+    )
+    return await call.services.sessions.spawn(
+        call.info,
+        request,
+        provider=args.get("provider"),
+        model=args.get("model"),
+        reasoning_effort=args.get("reasoning_effort"),
     )
 
 
@@ -344,7 +303,7 @@ def session_tools() -> list[ToolDefinition]:
             input_schema=tool_input(
                 optional={
                     "workspace_id": STRING,
-                    "state": enum("starting", "active", "stopping", "stopped"),
+                    "state": enum(*SESSION_STATES),
                     "archived": BOOLEAN,
                     "parent_session_id": STRING,
                     "agent_name": STRING,

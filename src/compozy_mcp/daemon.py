@@ -21,14 +21,14 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Mount
 
-from compozy_mcp.api.app import EXCEPTION_HANDLERS, api_app
+from compozy_mcp.api import openapi
 from compozy_mcp.api.auth import Access, Guard
-from compozy_mcp.api.operations import HostAPI
+from compozy_mcp.api.routes import EXCEPTION_HANDLERS, api_app
+from compozy_mcp.hostapi.local import LocalHost
+from compozy_mcp.hostapi.wire import API_PREFIX
 
 if TYPE_CHECKING:
-    from compozy_mcp.app import App
-
-API_PATH = "/api"
+    from compozy_mcp.assembly import App
 
 
 def daemon_app(app: App, access: Access) -> Starlette:
@@ -51,7 +51,7 @@ def daemon_app(app: App, access: Access) -> Starlette:
             yield
 
     combined = Starlette(
-        routes=[Mount(API_PATH, app=api_app(HostAPI(app))), *mcp_app.routes],
+        routes=[Mount(API_PREFIX, app=api_app(LocalHost(app), openapi.document)), *mcp_app.routes],
         middleware=[Middleware(Guard, access=access)],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,

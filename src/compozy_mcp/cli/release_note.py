@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from compozy_mcp.cli.errors import EXIT_OK
+from compozy_mcp.cli.reporting import EXIT_OK
+
+if TYPE_CHECKING:
+    from compozy_mcp.cli.context import Context
 
 FORMATS = ("markdown", "text", "json")
 
@@ -29,7 +33,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, context: Context) -> int:
     # the registry only: no store, no MCP SDK
     from compozy_mcp import jsonutil, releasenote
     from compozy_mcp.native import build_registry

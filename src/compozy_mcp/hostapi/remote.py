@@ -15,46 +15,16 @@ from urllib.parse import quote
 import httpx2
 
 from compozy_mcp import jsonutil
-from compozy_mcp.calls import SESSION_HEADER
-from compozy_mcp.cli.client import Target
-from compozy_mcp.errors import SetupError, ToolError
+from compozy_mcp.errors import DaemonUnauthorized, DaemonUnreachable, RemoteError
+from compozy_mcp.hostapi.client import Payload
+from compozy_mcp.hostapi.target import Target
+from compozy_mcp.hostapi.wire import API_PREFIX, SESSION_HEADER
+from compozy_mcp.reasons import Reason
 
 CONNECT_TIMEOUT = 5.0
 #: a tool call may take long; the daemon has its own limits
 READ_TIMEOUT = 300.0
 START_HINT = "is `compozy serve` running?"
-
-
-class DaemonUnreachable(SetupError):
-    code = "daemon_unreachable"
-    default_reason = "daemon_unreachable"
-
-
-class DaemonUnauthorized(SetupError):
-    """The daemon wants a bearer token (``COMPOZY_TOKEN``) and did not get the right one."""
-
-    code = "unauthorized"
-    default_reason = "token_missing"
-
-
-class RemoteError(ToolError):
-    """An error the daemon reported, reproduced verbatim: its payload is already redacted."""
-
-    def __init__(self, payload: Mapping[str, Any], status: int) -> None:
-        super().__init__(
-            str(payload.get("tool_id", "")),
-            str(payload.get("message", "")),
-            reason=str(payload.get("reason", "")),
-        )
-        self._payload = dict(payload)
-        self.status = status
-
-    @property
-    def error_code(self) -> str:
-        return str(self._payload.get("code", "internal_error"))
-
-    def payload(self, *, redact: bool) -> dict[str, Any]:
-        return dict(self._payload)
 
 
 def _segment(value: str) -> str:
@@ -116,7 +86,7 @@ class RemoteHost:
         params: Mapping[str, Any] | None = None,
         body: Any = None,
         session: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> Payload:
         headers = {SESSION_HEADER: session} if session else {}
         content = None
         if body is not None:
@@ -125,7 +95,7 @@ class RemoteHost:
         try:
             response = await self._http().request(
                 method,
-                "/api" + path,
+                API_PREFIX + path,
                 params=_query(params or {}),
                 content=content,
                 headers=headers,
@@ -133,7 +103,7 @@ class RemoteHost:
         except httpx2.TimeoutException:
             raise DaemonUnreachable(
                 f"the compozy daemon at {self.target} did not answer in time",
-                reason="daemon_timeout",
+                reason=Reason.DAEMON_TIMEOUT,
             ) from None
         except httpx2.TransportError as exc:
             raise DaemonUnreachable(
@@ -148,7 +118,7 @@ class RemoteHost:
             raise DaemonUnreachable(
                 f"{self.target} answered HTTP {response.status_code} without a JSON object; "
                 "is it a compozy daemon?",
-                reason="not_a_daemon",
+                reason=Reason.NOT_A_DAEMON,
             )
         if response.status_code >= 400:
             error = payload.get("error")
@@ -156,65 +126,63 @@ class RemoteHost:
                 raise DaemonUnreachable(
                     f"{self.target} answered HTTP {response.status_code} without an error "
                     "payload; is it a compozy daemon?",
-                    reason="not_a_daemon",
+                    reason=Reason.NOT_A_DAEMON,
                 )
             if response.status_code == 401:
                 raise DaemonUnauthorized(
                     f"{error.get('message', 'unauthorized')}; set COMPOZY_TOKEN",
-                    reason=str(error.get("reason", "token_missing")),
+                    reason=str(error.get("reason", Reason.TOKEN_MISSING)),
                 )
             raise RemoteError(error, response.status_code)
         return payload
 
     # --- tools -------------------------------------------------------------------------------
 
-    async def list_tools(self, *, session: str | None = None) -> dict[str, Any]:
+    async def list_tools(self, *, session: str | None = None) -> Payload:
         return await self._request("GET", "/tools", session=session)
 
-    async def tool_info(self, tool_id: str, *, session: str | None = None) -> dict[str, Any]:
+    async def tool_info(self, tool_id: str, *, session: str | None = None) -> Payload:
         return await self._request("GET", f"/tools/{_segment(tool_id)}", session=session)
 
     async def search_tools(
         self, query: str | None, *, limit: int | None = None, session: str | None = None
-    ) -> dict[str, Any]:
+    ) -> Payload:
         params = {"q": query, "limit": limit}
         return await self._request("GET", "/tools/search", params=params, session=session)
 
-    async def invoke(
-        self, tool_id: str, tool_input: Any, *, session: str | None = None
-    ) -> dict[str, Any]:
+    async def invoke(self, tool_id: str, tool_input: Any, *, session: str | None = None) -> Payload:
         path = f"/tools/{_segment(tool_id)}/invoke"
         return await self._request("POST", path, body={"input": tool_input}, session=session)
 
     # --- sessions ----------------------------------------------------------------------------
 
-    async def list_sessions(self, filters: Mapping[str, Any]) -> dict[str, Any]:
+    async def list_sessions(self, filters: Mapping[str, Any]) -> Payload:
         return await self._request("GET", "/sessions", params=filters)
 
-    async def session_status(self, session_id: str) -> dict[str, Any]:
+    async def session_status(self, session_id: str) -> Payload:
         return await self._request("GET", f"/sessions/{_segment(session_id)}")
 
-    async def create_session(self, fields: Any) -> dict[str, Any]:
+    async def create_session(self, fields: Any) -> Payload:
         return await self._request("POST", "/sessions", body=fields)
 
-    async def archive_session(self, session_id: str) -> dict[str, Any]:
+    async def archive_session(self, session_id: str) -> Payload:
         return await self._request("POST", f"/sessions/{_segment(session_id)}/archive")
 
-    async def unarchive_session(self, session_id: str) -> dict[str, Any]:
+    async def unarchive_session(self, session_id: str) -> Payload:
         return await self._request("POST", f"/sessions/{_segment(session_id)}/unarchive")
 
     # --- workspaces and profiles -------------------------------------------------------------
 
-    async def list_workspaces(self) -> dict[str, Any]:
+    async def list_workspaces(self) -> Payload:
         return await self._request("GET", "/workspaces")
 
-    async def add_workspace(self, fields: Any) -> dict[str, Any]:
+    async def add_workspace(self, fields: Any) -> Payload:
         return await self._request("POST", "/workspaces", body=fields)
 
-    async def list_profiles(self) -> dict[str, Any]:
+    async def list_profiles(self) -> Payload:
         return await self._request("GET", "/profiles")
 
-    async def add_profile(self, fields: Any) -> dict[str, Any]:
+    async def add_profile(self, fields: Any) -> Payload:
         return await self._request("POST", "/profiles", body=fields)
 
     async def aclose(self) -> None:

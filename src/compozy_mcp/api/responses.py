@@ -1,0 +1,64 @@
+"""How the HTTP API reports errors: the status and the body of every error, in one place.
+
+A body is ``{"error": {"code", "reason", "message", "tool_id"?, "details"?}}``. Tool errors
+keep their code and reason; input-error and denial messages are redacted to ``invalid tool
+request`` / ``tool invocation denied`` (spec, Errors). A busy store is ``503`` with
+``Retry-After``: nothing changed, and the same request may be sent again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from compozy_mcp import jsonutil
+from compozy_mcp.errors import CompozyError, StoreBusy
+from compozy_mcp.hostapi.wire import error_body
+
+if TYPE_CHECKING:
+    from starlette.responses import Response
+
+#: error code -> HTTP status; every code an error class carries is listed (a test walks them)
+STATUS_BY_CODE: dict[str, int] = {
+    "invalid_request": 400,
+    "tool_invalid_input": 400,
+    "unauthorized": 401,
+    "tool_denied": 403,
+    "forbidden": 403,
+    "tool_not_found": 404,
+    "not_found": 404,
+    "method_not_allowed": 405,
+    "tool_conflict": 409,
+    "request_too_large": 413,
+    "misdirected_request": 421,
+    "model_not_found": 422,
+    "reasoning_effort_unsupported": 422,
+    "tool_backend_failed": 500,
+    "internal_error": 500,
+    "registration_invalid": 500,
+    "store_unavailable": 500,
+    "config_invalid": 500,
+    "daemon_unreachable": 500,
+    "store_busy": 503,
+    "tool_result_persistence_failed": 507,
+}
+
+
+def status_for(error: CompozyError) -> int:
+    """The HTTP status of an error: by its code (a daemon's code it reproduced keeps its
+    status); an unknown code is a server failure."""
+    return STATUS_BY_CODE.get(error.code, 500)
+
+
+def error_response(error: CompozyError, headers: Mapping[str, str] | None = None) -> Response:
+    from starlette.responses import Response
+
+    all_headers = dict(headers or {})
+    if error.code == StoreBusy.code:
+        all_headers.setdefault("Retry-After", str(StoreBusy.retry_after_seconds))
+    return Response(
+        jsonutil.dumps(error_body(error)),
+        status_code=status_for(error),
+        headers=all_headers,
+        media_type="application/json",
+    )

@@ -1,0 +1,89 @@
+"""What every command runs with, resolved once from the command line and the environment:
+where the data lives, which daemon (if any) commands talk to, and its token.
+
+Commands never read ``os.environ`` themselves: :func:`compozy_mcp.cli.main.main` takes the
+environment as an argument (tests pass their own) and hands the :class:`Context` on.
+
+- ``--home`` / ``COMPOZY_HOME``: the data directory (default ``~/.compozy``);
+- ``--url URL`` / ``--socket PATH`` / ``COMPOZY_URL``: a daemon's address
+  (:mod:`compozy_mcp.hostapi.target`); without one, commands run in-process on the store;
+- ``COMPOZY_TOKEN``: the daemon's bearer token.
+
+Both ways give the same output and exit codes: a daemon runs the same Host API operations and
+its errors come back as the same payloads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from compozy_mcp.hostapi.target import Target, parse_target
+
+if TYPE_CHECKING:
+    from compozy_mcp.config import Settings
+    from compozy_mcp.hostapi import HostClient
+
+ENV_HOME = "COMPOZY_HOME"
+ENV_URL = "COMPOZY_URL"
+ENV_TOKEN = "COMPOZY_TOKEN"
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    env: Mapping[str, str]
+    target: Target | None = None
+    token: str | None = None
+
+    @classmethod
+    def resolve(
+        cls,
+        env: Mapping[str, str],
+        *,
+        home: str | None = None,
+        url: str | None = None,
+        socket: str | None = None,
+    ) -> Context:
+        """The context of a command line: flags win over the environment."""
+        merged = dict(env)
+        if home:
+            merged[ENV_HOME] = home
+        address = url or (f"unix:{socket}" if socket else None) or env.get(ENV_URL, "").strip()
+        target = parse_target(address) if address else None
+        return cls(merged, target, env.get(ENV_TOKEN) or None)
+
+    def settings(self) -> Settings:
+        from compozy_mcp.config import Settings
+
+        return Settings.from_env(self.env)
+
+    def open_host(self) -> HostClient:
+        """The Host API this context selects: a daemon's, or this process's own."""
+        if self.target is not None:
+            from compozy_mcp.hostapi.remote import RemoteHost
+
+            return RemoteHost(self.target, token=self.token)
+        from compozy_mcp.hostapi.local import LocalHost
+
+        return LocalHost.open(self.settings())
+
+    def call(self, operation: Callable[[HostClient], Awaitable[T]]) -> T:
+        """Open the Host API, run one operation on it, close it."""
+        host = self.open_host()
+
+        async def run() -> T:
+            try:
+                return await operation(host)
+            finally:
+                await host.aclose()
+
+        return asyncio.run(run())
+
+
+def resolved_path(text: str) -> Path:
+    return Path(text).expanduser().resolve()

@@ -1,0 +1,50 @@
+"""The Host API as its clients see it: in-process (:class:`~.local.LocalHost`) or over HTTP
+(:class:`~.remote.RemoteHost`). Each operation returns the JSON payload the HTTP route sends
+and raises a :class:`~compozy_mcp.errors.CompozyError` on failure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+Payload = dict[str, Any]
+
+
+class HostClient(Protocol):
+    # --- tools: ToolDescriptorPayloads; invoke runs the one dispatcher -----------------------
+
+    async def list_tools(self, *, session: str | None = None) -> Payload: ...
+
+    async def tool_info(self, tool_id: str, *, session: str | None = None) -> Payload: ...
+
+    async def search_tools(
+        self, query: str | None, *, limit: int | None = None, session: str | None = None
+    ) -> Payload: ...
+
+    async def invoke(
+        self, tool_id: str, tool_input: Any, *, session: str | None = None
+    ) -> Payload: ...
+
+    # --- sessions: the complete SessionPayload, never a view ---------------------------------
+
+    async def list_sessions(self, filters: Mapping[str, Any]) -> Payload: ...
+
+    async def session_status(self, session_id: str) -> Payload: ...
+
+    async def create_session(self, fields: Any) -> Payload: ...
+
+    async def archive_session(self, session_id: str) -> Payload: ...
+
+    async def unarchive_session(self, session_id: str) -> Payload: ...
+
+    # --- workspaces and profiles -------------------------------------------------------------
+
+    async def list_workspaces(self) -> Payload: ...
+
+    async def add_workspace(self, fields: Any) -> Payload: ...
+
+    async def list_profiles(self) -> Payload: ...
+
+    async def add_profile(self, fields: Any) -> Payload: ...
+
+    async def aclose(self) -> None: ...

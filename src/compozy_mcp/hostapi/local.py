@@ -1,0 +1,150 @@
+"""The Host API in this process, over one :class:`~compozy_mcp.assembly.App`.
+
+- Tool operations return ``ToolDescriptorPayload``\\ s (``tool_id`` instead of ``id``); ``invoke``
+  runs the one dispatcher and returns ``{"result": {"structured", "preview", ...}}``. The
+  selector travels inside the tool input, as with the CLI.
+- Session operations return the complete ``SessionPayload`` straight from the session service
+  (the record the ``full`` view returns; views never apply here) as ``{"session": ...}`` or
+  ``{"sessions": [...], "next_cursor"?}``. Their inputs are checked against the input schemas
+  of the matching native tools (:mod:`.inputs`), so errors name that tool.
+- Workspace and profile operations return ``{"workspaces": [...]}`` / ``{"workspace": ...}``
+  and ``{"profiles": [...]}`` / ``{"profile": ...}``; their bodies are checked by
+  :mod:`.bodies`.
+
+Store writes run in worker threads (the session and artifact services do it), reads on the
+event loop. Nothing here imports the HTTP stack or the MCP SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from compozy_mcp.calls import CallInfo, scope_of
+from compozy_mcp.errors import ToolNotFound
+from compozy_mcp.hostapi import bodies
+from compozy_mcp.hostapi.client import Payload
+from compozy_mcp.hostapi.inputs import (
+    SESSION_ARCHIVE,
+    SESSION_CREATE,
+    SESSION_LIST,
+    SESSION_STATUS,
+    SESSION_UNARCHIVE,
+    TOOL_SEARCH,
+    check,
+)
+from compozy_mcp.info.descriptors import descriptor
+from compozy_mcp.sessions.lifecycle import SessionFilter
+
+if TYPE_CHECKING:
+    from compozy_mcp.assembly import App
+    from compozy_mcp.config import Settings
+    from compozy_mcp.native.registry import RegisteredTool
+
+
+class LocalHost:
+    """The Host API over ``app``. ``owns_app``: closing this client closes the app too."""
+
+    def __init__(self, app: App, *, owns_app: bool = False) -> None:
+        self.app = app
+        self._owns_app = owns_app
+        self._descriptors: dict[str, dict[str, Any]] = {}
+
+    @classmethod
+    def open(cls, settings: Settings) -> LocalHost:
+        """A Host API on its own app, on ``settings.home``'s store."""
+        from compozy_mcp.assembly import open_app
+
+        return cls(open_app(settings), owns_app=True)
+
+    def _descriptor(self, tool: RegisteredTool) -> dict[str, Any]:
+        cached = self._descriptors.get(tool.id)
+        if cached is None:
+            cached = self._descriptors[tool.id] = descriptor(tool, id_key="tool_id")
+        return cached
+
+    # --- tools -------------------------------------------------------------------------------
+
+    async def list_tools(self, *, session: str | None = None) -> Payload:
+        visible = self.app.catalog.visible(scope_of(session))
+        return {"tools": [self._descriptor(tool) for tool in visible]}
+
+    async def tool_info(self, tool_id: str, *, session: str | None = None) -> Payload:
+        tool = self.app.catalog.find_visible(tool_id, scope_of(session))
+        if tool is None:
+            raise ToolNotFound(tool_id)
+        return {"tool": self._descriptor(tool)}
+
+    async def search_tools(
+        self, query: str | None, *, limit: int | None = None, session: str | None = None
+    ) -> Payload:
+        args: dict[str, Any] = {}
+        if query is not None:
+            args["query"] = query
+        if limit is not None:
+            args["limit"] = limit
+        check(TOOL_SEARCH, args)
+        catalog = self.app.catalog
+        found = catalog.search(args["query"], scope_of(session), args.get("limit", 10))
+        tools = [self._descriptor(catalog.registry.get(hit["id"])) for hit in found]
+        return {"query": args["query"], "tools": tools}
+
+    async def invoke(self, tool_id: str, tool_input: Any, *, session: str | None = None) -> Payload:
+        result = await self.app.dispatcher.call(tool_id, tool_input, scope=scope_of(session))
+        return {"result": result.envelope()}
+
+    # --- sessions ----------------------------------------------------------------------------
+
+    async def list_sessions(self, filters: Mapping[str, Any]) -> Payload:
+        args = dict(filters)
+        check(SESSION_LIST, args)
+        page = await self.app.sessions.list_sessions(CallInfo(SESSION_LIST), SessionFilter(**args))
+        out: dict[str, Any] = {"sessions": page.records}
+        if page.next_cursor is not None:
+            out["next_cursor"] = page.next_cursor
+        return out
+
+    async def session_status(self, session_id: str) -> Payload:
+        check(SESSION_STATUS, {"session_id": session_id})
+        return {"session": await self.app.sessions.status(CallInfo(SESSION_STATUS), session_id)}
+
+    async def create_session(self, fields: Any) -> Payload:
+        check(SESSION_CREATE, fields)
+        args = dict(fields)
+        if "type" in args:
+            args["session_type"] = args.pop("type")
+        return {"session": await self.app.sessions.create(CallInfo(SESSION_CREATE), **args)}
+
+    async def archive_session(self, session_id: str) -> Payload:
+        check(SESSION_ARCHIVE, {"session_id": session_id})
+        return {"session": await self.app.sessions.archive(CallInfo(SESSION_ARCHIVE), session_id)}
+
+    async def unarchive_session(self, session_id: str) -> Payload:
+        check(SESSION_UNARCHIVE, {"session_id": session_id})
+        info = CallInfo(SESSION_UNARCHIVE)
+        return {"session": await self.app.sessions.unarchive(info, session_id)}
+
+    # --- workspaces and profiles -------------------------------------------------------------
+
+    async def list_workspaces(self) -> Payload:
+        rows = self.app.sessions.workspaces.workspaces()
+        return {"workspaces": [asdict(row) for row in rows]}
+
+    async def add_workspace(self, fields: Any) -> Payload:
+        args = bodies.check("workspace", fields)
+        path = bodies.workspace_directory(args["path"])
+        row = await self.app.sessions.add_workspace(path, args.get("name"))
+        return {"workspace": asdict(row)}
+
+    async def list_profiles(self) -> Payload:
+        return {"profiles": [asdict(row) for row in self.app.sessions.workspaces.profiles()]}
+
+    async def add_profile(self, fields: Any) -> Payload:
+        args = bodies.check("profile", fields)
+        row = await self.app.sessions.add_profile(args["name"], args.get("color"), args.get("icon"))
+        return {"profile": asdict(row)}
+
+    async def aclose(self) -> None:
+        if self._owns_app:
+            self.app.close()

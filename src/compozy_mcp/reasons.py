@@ -1,0 +1,105 @@
+"""Reasons: the precise condition an error reports beside its ``code``.
+
+A reason is part of the public contract (HTTP bodies, MCP results, the CLI's ``-o json``), so
+every reason compozy-mcp reports is named here once; code raises ``Reason.X`` rather than a
+string literal. ``Reason`` is a ``StrEnum``: a member is its string, on every surface.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Reason(StrEnum):
+    # --- tool calls: resolution, input, authorization --------------------------------------
+    TOOL_UNKNOWN = "tool_unknown"
+    SCHEMA_INVALID = "schema_invalid"
+    INPUT_NOT_JSON = "input_not_json"
+    PERMISSION_DENIED = "permission_denied"
+    SCOPE_SESSION_UNKNOWN = "scope_session_unknown"
+    SCOPE_MISMATCH = "scope_mismatch"
+    HOOK_DENIED = "hook_denied"
+    RESULT_VIEW_PINNED = "result_view_pinned"
+    HANDLER_FAILED = "handler_failed"
+    ARTIFACT_WRITE_FAILED = "artifact_write_failed"
+    # --- sessions ---------------------------------------------------------------------------
+    CONFLICT = "conflict"
+    STALE_FENCE = "stale_fence"
+    WRITE_CONFLICT = "write_conflict"
+    SESSION_EXISTS = "session_exists"
+    SESSION_ARCHIVED = "session_archived"
+    SESSION_STOPPED = "session_stopped"
+    TTL_EXPIRED = "ttl_expired"
+    TURN_OUT_OF_RANGE = "turn_out_of_range"
+    PARENT_NOT_ACTIVE = "parent_not_active"
+    PARENT_STOPPED = "parent_stopped"
+    STOPPED_BY_OPERATOR = "stopped_by_operator"
+    PERMISSION_EXCEEDS_PARENT = "permission_exceeds_parent"
+    SPAWN_DEPTH_EXCEEDED = "spawn_depth_exceeded"
+    SPAWN_BUDGET_EXHAUSTED = "spawn_budget_exhausted"
+    SPAWN_TTL_EXCEEDED = "spawn_ttl_exceeded"
+    IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
+    PROVIDER_UNKNOWN = "provider_unknown"
+    MODEL_UNKNOWN = "model_unknown"
+    REASONING_EFFORT_UNSUPPORTED = "reasoning_effort_unsupported"
+    # --- lookups ----------------------------------------------------------------------------
+    NOT_FOUND = "not_found"
+    SESSION_NOT_FOUND = "session_not_found"
+    WORKSPACE_NOT_FOUND = "workspace_not_found"
+    PROFILE_NOT_FOUND = "profile_not_found"
+    SKILL_NOT_FOUND = "skill_not_found"
+    TOOL_NOT_FOUND = "tool_not_found"
+    ARTIFACT_NOT_FOUND = "artifact_not_found"
+    SKILL_INVALID = "skill_invalid"
+    # --- Host API requests ------------------------------------------------------------------
+    REQUEST_INVALID = "request_invalid"
+    WORKSPACE_INVALID = "workspace_invalid"
+    PROFILE_INVALID = "profile_invalid"
+    PATH_NOT_ABSOLUTE = "path_not_absolute"
+    PATH_NOT_DIRECTORY = "path_not_directory"
+    # --- HTTP requests ----------------------------------------------------------------------
+    BODY_INVALID = "body_invalid"
+    BODY_NOT_JSON = "body_not_json"
+    BODY_MISSING = "body_missing"
+    BODY_NOT_OBJECT = "body_not_object"
+    INPUT_NOT_OBJECT = "input_not_object"
+    BODY_TOO_LARGE = "body_too_large"
+    TOKEN_MISSING = "token_missing"
+    TOKEN_INVALID = "token_invalid"
+    ORIGIN_NOT_ALLOWED = "origin_not_allowed"
+    HOST_NOT_ALLOWED = "host_not_allowed"
+    ROUTE_NOT_FOUND = "route_not_found"
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    INTERNAL_ERROR = "internal_error"
+    # --- the store --------------------------------------------------------------------------
+    STORE_UNAVAILABLE = "store_unavailable"
+    STORE_TOO_NEW = "store_too_new"
+    STORE_LOCKED = "store_locked"
+    # --- set-up -----------------------------------------------------------------------------
+    REGISTRATION_INVALID = "registration_invalid"
+    TOOL_ID_INVALID = "tool_id_invalid"
+    TOOL_ID_DUPLICATE = "tool_id_duplicate"
+    SELECTOR_RESERVED = "selector_reserved"
+    VIEW_INVALID = "view_invalid"
+    VIEW_NOT_ARRAY = "view_not_array"
+    VIEW_NOT_OBJECT = "view_not_object"
+    VIEW_FIELD_UNKNOWN = "view_field_unknown"
+    VIEW_FOLLOW_UP_UNKNOWN = "view_follow_up_unknown"
+    VIEW_FOLLOW_UP_DROPPED = "view_follow_up_dropped"
+    CONFIG_INVALID = "config_invalid"
+    # --- reaching a daemon ------------------------------------------------------------------
+    DAEMON_UNREACHABLE = "daemon_unreachable"
+    DAEMON_TIMEOUT = "daemon_timeout"
+    NOT_A_DAEMON = "not_a_daemon"
+    MCP_UNAVAILABLE = "mcp_unavailable"
+
+
+#: the reason a lookup of ``kind`` ("session", "skill", ...) that found nothing reports
+NOT_FOUND_BY_KIND: dict[str, Reason] = {
+    "session": Reason.SESSION_NOT_FOUND,
+    "workspace": Reason.WORKSPACE_NOT_FOUND,
+    "profile": Reason.PROFILE_NOT_FOUND,
+    "skill": Reason.SKILL_NOT_FOUND,
+    "tool": Reason.TOOL_NOT_FOUND,
+    "artifact": Reason.ARTIFACT_NOT_FOUND,
+}

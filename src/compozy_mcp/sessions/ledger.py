@@ -1,0 +1,286 @@
+"""The session ledger: what every session job shares. Loading and saving sessions, building
+their records, and the stop that cascades to children (which a TTL expiry also runs).
+
+Everything here is synchronous and runs inside one store transaction that its caller opens;
+the async boundary is :mod:`.service`.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from compozy_mcp.calls import CallInfo
+from compozy_mcp.clock import Clock, timestamp
+from compozy_mcp.errors import ResourceNotFound, StaleFence, ToolConflict
+from compozy_mcp.reasons import Reason
+from compozy_mcp.sessions.model import Diagnostic, QueuedPrompt, SessionState, StopCause
+from compozy_mcp.sessions.record import RecordContext, session_record
+from compozy_mcp.store.base import (
+    ChildSummary,
+    ProfileRow,
+    SessionRow,
+    StaleWrite,
+    Store,
+    StoreReader,
+    StoreWriter,
+    TranscriptTurn,
+    WorkspaceRow,
+)
+
+#: characters of a queued prompt a record shows
+PREVIEW_CHARS = 80
+#: validated states kept for reads, by (session id, row version)
+STATE_CACHE_SIZE = 2048
+
+Fences = dict[str, int]
+FENCE_NAMES = ("transcript_epoch", "generation", "selection_revision")
+Record = dict[str, Any]
+#: a change to one session inside a write; returns whether it changed anything
+Change = Callable[[StoreWriter, SessionRow, SessionState], bool]
+
+
+def new_id(prefix: str) -> str:
+    """A time-ordered id: ``<prefix>-<base32 millis><random>``, lowercase."""
+    millis = int(time.time() * 1000).to_bytes(6, "big")
+    raw = base64.b32encode(millis + secrets.token_bytes(5)).decode().rstrip("=").lower()
+    return f"{prefix}-{raw}"
+
+
+def session_row(state: SessionState, *, seq: int = 0, version: int = 0) -> SessionRow:
+    """The store row of a session state: indexed columns and the document (without defaults)."""
+    return SessionRow(
+        id=state.id,
+        workspace_id=state.workspace_id,
+        profile_id=state.profile_id,
+        parent_session_id=state.lineage.parent_session_id,
+        root_session_id=state.lineage.root_session_id,
+        agent_name=state.agent_name,
+        state=state.state,
+        archived_at=state.archived_at,
+        ttl_expires_at=state.lineage.ttl_expires_at,
+        created_at=state.created_at,
+        updated_at=state.updated_at,
+        doc_json=state.model_dump_json(exclude_defaults=True).encode(),
+        seq=seq,
+        version=version,
+    )
+
+
+def unbind(state: SessionState) -> None:
+    """Mark a session's runtime unbound (its process, if any, is the runtime's to end)."""
+    runtime = state.runtime
+    runtime.status = "unbound"
+    runtime.transition = None
+    runtime.effective = None
+    runtime.acp_session_id = None
+    runtime.acp_caps = None
+    state.available_commands = []
+    state.supervision.turn = None
+
+
+def check_fences(call: CallInfo, state: SessionState, fences: Fences) -> None:
+    current = {
+        "transcript_epoch": state.transcript_epoch,
+        "generation": state.runtime.generation,
+        "selection_revision": state.runtime.selection_revision,
+    }
+    for name in FENCE_NAMES:
+        if name in fences and fences[name] != current[name]:
+            raise StaleFence(call.tool_id, state.id, name, fences[name], current[name])
+
+
+def require_open(call: CallInfo, state: SessionState, *, running: bool = False) -> None:
+    if state.archived_at is not None:
+        raise ToolConflict(
+            call.tool_id,
+            f'session "{state.id}" is archived; unarchive it first',
+            reason=Reason.SESSION_ARCHIVED,
+        )
+    if running and state.state == "stopped":
+        raise ToolConflict(
+            call.tool_id,
+            f'session "{state.id}" is stopped; continue it first',
+            reason=Reason.SESSION_STOPPED,
+        )
+
+
+class SessionLedger:
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self.store = store
+        self.clock = clock
+        self._states: OrderedDict[tuple[str, int], SessionState] = OrderedDict()
+
+    def now(self) -> str:
+        return timestamp(self.clock.now())
+
+    @staticmethod
+    def state(row: SessionRow) -> SessionState:
+        """A fresh, mutable state of a row."""
+        # orjson + validate_python is faster here than pydantic's own JSON parsing.
+        return SessionState.model_validate(row.doc)
+
+    def read_state(self, row: SessionRow) -> SessionState:
+        """The state of a row, for reading only: never mutate what this returns.
+
+        A row's ``version`` changes with every write, so (id, version) names one content for
+        good, and a state validated once is kept (sessions are read far more than written).
+        """
+        key = (row.id, row.version)
+        cached = self._states.get(key)
+        if cached is None:
+            cached = self._states[key] = self.state(row)
+            if len(self._states) > STATE_CACHE_SIZE:
+                self._states.popitem(last=False)
+        else:
+            self._states.move_to_end(key)
+        return cached
+
+    def load(
+        self, reader: StoreReader, call: CallInfo, session_id: str, *, read_only: bool = False
+    ) -> tuple[SessionRow, SessionState]:
+        row = reader.session(session_id)
+        if row is None:
+            raise ResourceNotFound(call.tool_id, "session", session_id)
+        return row, self.read_state(row) if read_only else self.state(row)
+
+    def save(
+        self, writer: StoreWriter, call: CallInfo, row: SessionRow, state: SessionState
+    ) -> None:
+        state.updated_at = self.now()
+        try:
+            writer.update_session(session_row(state, seq=row.seq, version=row.version))
+        except StaleWrite:  # pragma: no cover - the write lock makes this unreachable in SQLite
+            raise ToolConflict(
+                call.tool_id,
+                f'session "{row.id}" changed during the call; retry',
+                reason=Reason.WRITE_CONFLICT,
+            ) from None
+
+    def record(self, reader: StoreReader, state: SessionState) -> Record:
+        return self.records(reader, [state])[0]
+
+    def records(self, reader: StoreReader, states: Sequence[SessionState]) -> list[Record]:
+        # A page holds few distinct profiles and workspaces: look each up once.
+        profiles: dict[str, ProfileRow | None] = {}
+        workspaces: dict[str, WorkspaceRow | None] = {}
+        for state in states:
+            if state.profile_id not in profiles:
+                profiles[state.profile_id] = reader.profile(state.profile_id)
+            if state.workspace_id not in workspaces:
+                workspaces[state.workspace_id] = reader.workspace(state.workspace_id)
+        children: dict[str, list[ChildSummary]] = {}
+        for child in reader.child_summaries([s.id for s in states]):
+            children.setdefault(child.parent_session_id, []).append(child)
+        return [
+            session_record(
+                state,
+                RecordContext(
+                    profile=profiles[state.profile_id],
+                    workspace=workspaces[state.workspace_id],
+                    children=children.get(state.id, ()),
+                ),
+            )
+            for state in states
+        ]
+
+    def diagnose(
+        self,
+        state: SessionState,
+        code: str,
+        severity: Literal["info", "warning", "error"],
+        message: str,
+    ) -> None:
+        state.diagnostics.append(
+            Diagnostic(code=code, severity=severity, message=message, at=self.now())
+        )
+
+    def new_prompt(self, state: SessionState, text: str) -> tuple[QueuedPrompt, TranscriptTurn]:
+        """Add a user turn to the state; queued until a bound runtime receives it."""
+        now = self.now()
+        state.transcript_turns += 1
+        turn = TranscriptTurn(
+            session_id=state.id,
+            turn=state.transcript_turns,
+            epoch=state.transcript_epoch,
+            role="user",
+            text=text,
+            created_at=now,
+        )
+        prompt = QueuedPrompt(
+            prompt_id=new_id("prompt"),
+            turn=state.transcript_turns,
+            preview=text[:PREVIEW_CHARS],
+            queued_at=now,
+        )
+        if state.runtime.status != "ready":
+            state.queue.append(prompt)
+        return prompt, turn
+
+    def stop(
+        self,
+        writer: StoreWriter,
+        row: SessionRow,
+        state: SessionState,
+        *,
+        cause: StopCause,
+        reason: str,
+        detail: str | None,
+    ) -> None:
+        """Stop a session and, in the same transaction, its children that stop with it."""
+        state.state = "stopped"
+        state.stop_reason = reason
+        state.stop_detail = detail
+        state.stop_cause = cause
+        state.pending_interactions = []
+        unbind(state)
+        state.updated_at = self.now()
+        writer.update_session(session_row(state, seq=row.seq, version=row.version))
+        for child_row in writer.children([state.id]):
+            child = self.state(child_row)
+            if child.state != "stopped" and child.lineage.auto_stop_on_parent:
+                self.stop(
+                    writer,
+                    child_row,
+                    child,
+                    cause="parent",
+                    reason=Reason.PARENT_STOPPED,
+                    detail=f'parent session "{state.id}" stopped',
+                )
+
+    def stop_expired(self, writer: StoreWriter) -> None:
+        """Stop sessions whose TTL has passed: every write does this first, and a read that
+        finds one hands over to a write (:meth:`.service.Sessions.read`)."""
+        for expired in writer.expired_sessions(self.now()):
+            # Stopping one may already have stopped another (its child): read it again.
+            row = writer.session(expired.id)
+            if row is None or row.state == "stopped":
+                continue
+            state = self.state(row)
+            self.stop(
+                writer,
+                row,
+                state,
+                cause="ttl",
+                reason=Reason.TTL_EXPIRED,
+                detail=f"time to live ended at {state.lineage.ttl_expires_at}",
+            )
+
+    def has_expired(self, reader: StoreReader) -> bool:
+        return bool(reader.expired_sessions(self.now()))
+
+    def mutate(self, call: CallInfo, session_id: str, change: Change) -> Record:
+        """Load, change and save one session in one transaction; returns its record.
+
+        ``change`` returns whether it changed anything; an unchanged session is not rewritten.
+        """
+        with self.store.write() as writer:
+            self.stop_expired(writer)
+            row, state = self.load(writer, call, session_id)
+            if change(writer, row, state):
+                self.save(writer, call, row, state)
+            return self.record(writer, state)

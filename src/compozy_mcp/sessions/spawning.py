@@ -1,0 +1,315 @@
+"""Lineage: spawning children within a parent's budget and policy, forking a session, and the
+permission policy every call by a session is checked against.
+
+A child never holds more than its parent: its policy is the parent's narrowed to what it asked
+for, its TTL ends before its parent's, its depth and count stay within the parent's budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from compozy_mcp.calls import CallInfo
+from compozy_mcp.clock import parse_timestamp, timestamp
+from compozy_mcp.errors import SpawnRefused, ToolConflict, ToolInvalidInput
+from compozy_mcp.jsonutil import canonical_json, sha256_hex
+from compozy_mcp.reasons import Reason
+from compozy_mcp.sessions.ledger import (
+    Fences,
+    Record,
+    SessionLedger,
+    check_fences,
+    new_id,
+    session_row,
+)
+from compozy_mcp.sessions.model import (
+    Lineage,
+    PermissionPolicy,
+    Selection,
+    SessionState,
+    SpawnBudget,
+    Supervision,
+)
+from compozy_mcp.sessions.policy import narrow
+from compozy_mcp.store.base import TranscriptTurn
+
+
+def request_digest(arguments: dict[str, Any]) -> str:
+    """Digest of a spawn's arguments, to tell a retry from a different call with the same key."""
+    return sha256_hex(canonical_json(arguments))
+
+
+@dataclass(frozen=True, slots=True)
+class SpawnRequest:
+    """What a spawn asks for (the ``compozy__session_spawn`` input, checked)."""
+
+    agent_name: str
+    ttl_seconds: int
+    parent_session_id: str | None = None
+    name: str | None = None
+    spawn_role: str = "worker"
+    selection: Selection | None = None
+    prompt: str | None = None
+    worktree: bool = False
+    branch: str | None = None
+    tools: Sequence[str] | None = None
+    skills: Sequence[str] | None = None
+    mcp_servers: Sequence[str] | None = None
+    workspace_paths: Sequence[str] | None = None
+    auto_stop_on_parent: bool = True
+    notify_creator: bool = False
+    idempotency_key: str | None = None
+    #: :func:`request_digest` of the arguments (without the idempotency key)
+    digest: str = ""
+
+
+class Spawner:
+    def __init__(self, ledger: SessionLedger) -> None:
+        self._ledger = ledger
+        self._policies: dict[str, PermissionPolicy] = {}
+
+    def policy(self, session_id: str) -> PermissionPolicy | None:
+        """A session's permission policy. Policies never change once a session exists, so
+        each is read once per process (a session-bound proxy asks on every call)."""
+        cached = self._policies.get(session_id)
+        if cached is not None:
+            return cached
+        with self._ledger.store.read() as reader:
+            row = reader.session(session_id)
+        if row is None:
+            return None
+        policy = self._policies[session_id] = self._ledger.state(row).lineage.permission_policy
+        return policy
+
+    def fork(
+        self,
+        call: CallInfo,
+        session_id: str,
+        *,
+        fences: Fences,
+        at_turn: int | None = None,
+        name: str | None = None,
+    ) -> Record:
+        now = self._ledger.now()
+        with self._ledger.store.write() as writer:
+            self._ledger.stop_expired(writer)
+            _, source = self._ledger.load(writer, call, session_id)
+            check_fences(call, source, fences)
+            keep = source.transcript_turns if at_turn is None else at_turn
+            if keep > source.transcript_turns:
+                raise ToolConflict(
+                    call.tool_id,
+                    f'session "{source.id}" has {source.transcript_turns} turns; '
+                    f"cannot fork at turn {keep}",
+                    reason=Reason.TURN_OUT_OF_RANGE,
+                )
+            ident = new_id("sess")
+            lineage = source.lineage.model_copy(
+                update={
+                    "kind": "fork",
+                    "parent_session_id": source.id,
+                    "idempotency_key": None,
+                },
+                deep=True,
+            )
+            fork = SessionState(
+                id=ident,
+                name=name or (f"{source.name} (fork)" if source.name else None),
+                agent_name=source.agent_name,
+                profile_id=source.profile_id,
+                workspace_id=source.workspace_id,
+                type=source.type,
+                branch=source.branch,
+                transcript_turns=keep,
+                lineage=lineage,
+                supervision=source.supervision.model_copy(update={"iterations": 0, "turn": None}),
+                created_at=now,
+                updated_at=now,
+            )
+            if source.runtime.selected is not None:
+                fork.runtime.selected = source.runtime.selected
+                fork.runtime.selection_revision = 1
+            writer.insert_session(session_row(fork))
+            writer.append_turns(
+                [
+                    TranscriptTurn(ident, t.turn, 0, t.role, t.text, t.created_at)
+                    for t in writer.transcript(source.id)
+                    if t.turn <= keep
+                ]
+            )
+            return self._ledger.record(writer, fork)
+
+    def spawn(self, call: CallInfo, request: SpawnRequest) -> Record:
+        """Spawn a child of ``parent_session_id``; returns the spawn facts and the child policy."""
+        parent_id = request.parent_session_id or call.scope.session_id
+        if parent_id is None:
+            raise ToolInvalidInput.for_field(
+                call.tool_id,
+                "parent_session_id",
+                "is required when the call is not made by a session",
+            )
+        now_dt = self._ledger.clock.now()
+        now = timestamp(now_dt)
+        with self._ledger.store.write() as writer:
+            self._ledger.stop_expired(writer)
+            _, parent = self._ledger.load(writer, call, parent_id)
+            siblings = [self._ledger.state(r) for r in writer.children([parent.id])]
+            if request.idempotency_key is not None:
+                for sibling in siblings:
+                    if sibling.lineage.idempotency_key == request.idempotency_key:
+                        return self._replay_spawn(call, sibling, request.digest)
+            self._check_spawn(call, parent, siblings, request.ttl_seconds, now_dt)
+            workspace = writer.workspace(parent.workspace_id)
+            narrowed = narrow(
+                parent.lineage.permission_policy,
+                base_path=workspace.path if workspace else "/",
+                tools=request.tools,
+                skills=request.skills,
+                mcp_servers=request.mcp_servers,
+                workspace_paths=request.workspace_paths,
+            )
+            if narrowed.exceeding:
+                listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in narrowed.exceeding.items())
+                raise SpawnRefused(
+                    call.tool_id,
+                    f'the child asks for more than parent session "{parent.id}" allows ({listed})',
+                    reason=Reason.PERMISSION_EXCEEDS_PARENT,
+                    details={"exceeding": narrowed.exceeding},
+                )
+            ident = new_id("sess")
+            expires = timestamp(now_dt + timedelta(seconds=request.ttl_seconds))
+            budget = parent.lineage.spawn_budget
+            child = SessionState(
+                id=ident,
+                name=request.name,
+                agent_name=request.agent_name,
+                profile_id=parent.profile_id,
+                workspace_id=parent.workspace_id,
+                type="subagent",
+                branch=request.branch if request.worktree else (request.branch or parent.branch),
+                lineage=Lineage(
+                    kind="spawn",
+                    parent_session_id=parent.id,
+                    root_session_id=parent.lineage.root_session_id,
+                    spawn_depth=parent.lineage.spawn_depth + 1,
+                    spawn_role=request.spawn_role,
+                    ttl_expires_at=expires,
+                    spawn_budget=SpawnBudget(
+                        max_children=budget.max_children,
+                        max_depth=budget.max_depth,
+                        ttl_seconds=request.ttl_seconds,
+                    ),
+                    permission_policy=narrowed.policy,
+                    auto_stop_on_parent=request.auto_stop_on_parent,
+                    notify_creator=request.notify_creator,
+                    idempotency_key=request.idempotency_key,
+                ),
+                supervision=Supervision(mode="parent", supervisor_session_id=parent.id),
+                created_at=now,
+                updated_at=now,
+            )
+            chosen = request.selection or parent.runtime.selected
+            if chosen is not None:
+                child.runtime.selected = chosen
+                child.runtime.selection_revision = 1
+            receipt: dict[str, Any] = {}
+            if request.worktree:
+                child.worktree_id = new_id("wt")
+                child.branch = request.branch or f"compozy/{ident}"
+                receipt["worktree"] = {"worktree_id": child.worktree_id, "branch": child.branch}
+            turns: list[TranscriptTurn] = []
+            if request.prompt is not None:
+                queued, turn = self._ledger.new_prompt(child, request.prompt)
+                turns.append(turn)
+                receipt["prompt"] = {
+                    "prompt_id": queued.prompt_id,
+                    "turn": queued.turn,
+                    "status": "queued",
+                }
+            child.spawn_receipt = {"digest": request.digest, **receipt}
+            writer.insert_session(session_row(child))
+            writer.append_turns(turns)
+            return self._spawn_result(child, receipt)
+
+    @staticmethod
+    def _spawn_result(child: SessionState, receipt: dict[str, Any]) -> Record:
+        lineage = child.lineage
+        policy = lineage.permission_policy
+        result: dict[str, Any] = {
+            "session_id": child.id,
+            "spawn_role": lineage.spawn_role,
+            "spawn_depth": lineage.spawn_depth,
+            "ttl_expires_at": lineage.ttl_expires_at,
+            "permissions": {
+                "tools": policy.tools,
+                "skills": policy.skills,
+                "mcp_servers": policy.mcp_servers,
+                "workspace_paths": policy.workspace_paths,
+            },
+        }
+        for key in ("prompt", "worktree"):
+            if key in receipt:
+                result[key] = receipt[key]
+        return result
+
+    def _replay_spawn(self, call: CallInfo, child: SessionState, digest: str) -> Record:
+        receipt = dict(child.spawn_receipt or {})
+        if receipt.pop("digest", digest) != digest:
+            raise ToolConflict(
+                call.tool_id,
+                f'idempotency key "{child.lineage.idempotency_key}" was used for a different spawn',
+                reason=Reason.IDEMPOTENCY_KEY_REUSED,
+            )
+        return self._spawn_result(child, receipt)
+
+    def _check_spawn(
+        self,
+        call: CallInfo,
+        parent: SessionState,
+        siblings: Sequence[SessionState],
+        ttl_seconds: int,
+        now: datetime,
+    ) -> None:
+        lineage = parent.lineage
+        budget = lineage.spawn_budget
+        if parent.archived_at is not None or parent.state == "stopped":
+            condition = "archived" if parent.archived_at else "stopped"
+            raise ToolConflict(
+                call.tool_id,
+                f'parent session "{parent.id}" is {condition}',
+                reason=Reason.PARENT_NOT_ACTIVE,
+            )
+        depth = lineage.spawn_depth + 1
+        if depth > budget.max_depth:
+            raise SpawnRefused(
+                call.tool_id,
+                f'a child of session "{parent.id}" would be at depth {depth}; '
+                f"the budget allows {budget.max_depth}",
+                reason=Reason.SPAWN_DEPTH_EXCEEDED,
+            )
+        spawned = sum(1 for s in siblings if s.lineage.kind == "spawn")
+        if spawned >= budget.max_children:
+            raise SpawnRefused(
+                call.tool_id,
+                f'session "{parent.id}" has spawned {spawned} of {budget.max_children} children',
+                reason=Reason.SPAWN_BUDGET_EXHAUSTED,
+            )
+        if ttl_seconds > budget.ttl_seconds:
+            raise SpawnRefused(
+                call.tool_id,
+                f'ttl_seconds {ttl_seconds} exceeds the budget of session "{parent.id}" '
+                f"({budget.ttl_seconds} s)",
+                reason=Reason.SPAWN_TTL_EXCEEDED,
+            )
+        if lineage.ttl_expires_at is not None:
+            remaining = (parent_ttl := parse_timestamp(lineage.ttl_expires_at)) - now
+            if timedelta(seconds=ttl_seconds) > remaining:
+                raise SpawnRefused(
+                    call.tool_id,
+                    f'a child cannot outlive its parent: session "{parent.id}" expires at '
+                    f"{timestamp(parent_ttl)}, in {max(0, int(remaining.total_seconds()))} s",
+                    reason=Reason.SPAWN_TTL_EXCEEDED,
+                )
