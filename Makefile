@@ -4,9 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run tour test lint typecheck unit bench clean
+.PHONY: install run tour test lint typecheck unit tests node-deps bench clean
 
 $(STAMP): pyproject.toml
+	@echo "install: creating $(VENV) and installing compozy-mcp with its dev tools from PyPI"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
@@ -24,17 +25,28 @@ run: $(STAMP)
 tour: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" ./scripts/tour.sh
 
+# ruff, the formatter, and the layer contracts (an upward import fails here).
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The unit tier: in-process tests only, no subprocess; what to run while working.
 unit: $(STAMP)
+	$(BIN)/pytest -m unit -q
+
+# The JavaScript MCP clients of the node tier, from their lockfiles (skipped without node).
+node-deps:
+	./scripts/node-deps.sh
+
+# Every tier: unit, process (daemons, proxies, the console script), node, bench.
+tests: $(STAMP) node-deps
 	$(BIN)/pytest
 
-test: lint typecheck unit
+test: lint typecheck tests
 
 # Catalog bytes, result bytes and call overhead (FastMCP is installed into .bench/ on first use).
 bench: $(STAMP)

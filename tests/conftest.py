@@ -1,13 +1,22 @@
-"""Shared fixtures: an app on an in-memory store with a clock that only moves when told."""
+"""Shared fixtures (an app on an in-memory store with a clock that only moves when told) and
+the test tiers.
+
+Tiers: a test marked ``process`` starts programs, ``node`` drives JavaScript MCP clients,
+``bench`` runs a benchmark; every other test is ``unit`` (``make unit``) and may not start a
+process at all: one that tries fails, so the tier stays fast and honest.
+"""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests import tiers
 
 from compozy_mcp.assembly import App, open_app
 from compozy_mcp.calls import OPERATOR, CallScope
@@ -17,6 +26,51 @@ from compozy_mcp.dispatch import ToolResult
 from compozy_mcp.store import SQLiteStore
 
 START = datetime(2026, 11, 10, 14, 2, 11, tzinfo=UTC)
+SLOW_TIERS = ("process", "node", "bench")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("markexpr", "") == "unit":
+        tiers.scale = 0.2
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if not any(item.get_closest_marker(tier) for tier in SLOW_TIERS):
+            item.add_marker(pytest.mark.unit)
+
+
+class _NoProcesses(subprocess.Popen):  # type: ignore[type-arg]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise AssertionError(
+            "a unit test started a process; mark it (or its module) pytest.mark.process"
+        )
+
+
+@contextmanager
+def _no_processes_for(item: pytest.Item) -> Iterator[None]:
+    """While a unit test sets up (fixtures of any scope included) and runs, no process starts."""
+    if item.get_closest_marker("unit") is None:
+        yield
+        return
+    saved = subprocess.Popen
+    subprocess.Popen = _NoProcesses  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        subprocess.Popen = saved  # type: ignore[misc]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    with _no_processes_for(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    with _no_processes_for(item):
+        return (yield)
 
 
 @pytest.fixture

@@ -192,7 +192,8 @@ async def test_a_failing_handler_becomes_a_typed_backend_error_that_hides_its_te
     assert "ValueError" not in caught.value.message
     assert "disk is on fire" not in str(caught.value.payload(redact=False))
     logged = [r for r in caplog.records if error_id in r.getMessage()]
-    assert logged and "the disk is on fire" in str(logged[0].exc_info)
+    assert logged
+    assert "the disk is on fire" in str(logged[0].exc_info)
 
 
 async def test_a_session_may_call_only_what_its_policy_allows(call: Caller) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.tiers import examples
 
 from compozy_mcp.native import build_registry
 from compozy_mcp.native.registry import RegisteredTool
@@ -40,7 +41,7 @@ def inputs(draw: st.DrawFn, tool: RegisteredTool) -> Any:
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=[t.id for t in TOOLS])
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=st.data())
 def test_the_fast_check_accepts_only_what_jsonschema_accepts(
     tool: RegisteredTool, data: st.DataObject

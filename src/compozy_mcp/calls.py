@@ -13,10 +13,6 @@ class CallScope:
 
     session_id: str | None = None
 
-    @property
-    def is_operator(self) -> bool:
-        return self.session_id is None
-
 
 OPERATOR = CallScope()
 

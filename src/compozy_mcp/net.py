@@ -14,6 +14,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from compozy_mcp.errors import ConfigError
 
 #: seconds open connections get to finish once a stop is requested
@@ -88,12 +90,68 @@ def bind_uds(path: Path) -> socket.socket:
     return sock
 
 
+class EventStreams:
+    """ASGI middleware that can end every open event stream (``text/event-stream`` responses:
+    an MCP client's notification stream, a live session feed) at once.
+
+    A stop request calls :meth:`close_all`: each stream gets its final, empty body and the
+    request ends normally, so the server stops without waiting out its graceful timeout for
+    streams that never end by themselves (and without a cancelled task's traceback).
+    Ordinary requests in flight are left to finish.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self._open: set[anyio.CancelScope] = set()
+        self.closing = False
+
+    def close_all(self) -> None:
+        self.closing = True
+        for scope in list(self._open):
+            scope.cancel()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        state = {"started": False, "complete": False}
+        cancel = anyio.CancelScope()
+
+        async def watched_send(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                state["started"] = True
+                headers = dict(message.get("headers") or [])
+                if headers.get(b"content-type", b"").startswith(b"text/event-stream"):
+                    self._open.add(cancel)
+                    if self.closing:
+                        cancel.cancel()
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                state["complete"] = True
+            await send(message)
+
+        try:
+            with cancel:
+                await self.app(scope, receive, watched_send)
+        finally:
+            self._open.discard(cancel)
+        if cancel.cancel_called and state["started"] and not state["complete"]:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
 async def serve_sockets(
     app: Any, sockets: Sequence[socket.socket], *, stop_on_signals: bool = False
 ) -> None:
     """Serve an ASGI app with uvicorn on bound sockets until cancelled, or, with
-    ``stop_on_signals``, until SIGINT or SIGTERM (a second one stops without waiting)."""
+    ``stop_on_signals``, until SIGINT or SIGTERM.
+
+    A second signal stops without waiting for open connections to finish, but the app's own
+    shutdown (its lifespan: the relay's daemon connection, the MCP session manager, agent
+    processes) still runs, for at most :data:`GRACEFUL_SHUTDOWN_SECONDS`: uvicorn skips it on
+    a forced exit, which would leave those behind and the lifespan task to be cancelled (with a
+    traceback) when the event loop closes.
+    """
     import uvicorn
+    from uvicorn.lifespan.on import LifespanOn
 
     class _Server(uvicorn.Server):
         # Signals are handled on the loop below, so a stop ends in a normal return (and the
@@ -102,8 +160,9 @@ async def serve_sockets(
         def capture_signals(self) -> Iterator[None]:
             yield
 
+    streams = EventStreams(app)
     config = uvicorn.Config(
-        app,
+        streams,
         lifespan="on",
         log_level="warning",
         access_log=False,
@@ -115,6 +174,7 @@ async def serve_sockets(
         if server.should_exit:
             server.force_exit = True
         server.should_exit = True
+        streams.close_all()
 
     loop = asyncio.get_running_loop()
     signals = (signal.SIGINT, signal.SIGTERM) if stop_on_signals else ()
@@ -122,6 +182,10 @@ async def serve_sockets(
         loop.add_signal_handler(sig, stop)
     try:
         await server.serve(sockets=list(sockets))
+        lifespan = getattr(server, "lifespan", None)
+        if server.force_exit and isinstance(lifespan, LifespanOn):
+            with anyio.move_on_after(GRACEFUL_SHUTDOWN_SECONDS):
+                await lifespan.shutdown()
     finally:
         for sig in signals:
             loop.remove_signal_handler(sig)

@@ -25,6 +25,7 @@ import httpx2
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
+from tests.clirun import run_cli
 
 COMPOZY = Path(sys.executable).parent / "compozy"
 START_TIMEOUT = 30.0
@@ -51,9 +52,15 @@ class Home:
         return Home(self.path, {**self.env, **extra})
 
 
-def compozy(
+def compozy(home: Home, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``compozy ARGS`` in this process (:func:`tests.clirun.run_cli`), in ``home``'s env."""
+    return run_cli(*args, env=home.env, stdin=stdin)
+
+
+def compozy_process(
     home: Home, *args: str, stdin: str | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
+    """``compozy ARGS`` as its own process: for commands that serve (and their start-up)."""
     return subprocess.run(
         [str(COMPOZY), *args],
         env=home.env,

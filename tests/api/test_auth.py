@@ -16,7 +16,14 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from tests.api.support import Daemon, Home, compozy, running_daemon, short_dir
+from tests.api.support import (
+    Daemon,
+    Home,
+    compozy,
+    compozy_process,
+    running_daemon,
+    short_dir,
+)
 
 from compozy_mcp.api.auth import Access, Guard
 from compozy_mcp.net import is_loopback
@@ -137,8 +144,11 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Home:
     return Home.make(tmp_path_factory.mktemp("auth"))
 
 
+@pytest.mark.process
 def test_non_loopback_host_without_a_token_refuses_to_start(home: Home) -> None:
-    done = compozy(home, "serve", "--host", "0.0.0.0", "--port", "0", "--no-uds", timeout=30)
+    done = compozy_process(
+        home, "serve", "--host", "0.0.0.0", "--port", "0", "--no-uds", timeout=30
+    )
     assert done.returncode == 6
     assert "Traceback" not in done.stderr
     [line] = done.stderr.splitlines()
@@ -175,6 +185,7 @@ def _clients(daemon: Daemon) -> list[httpx2.Client]:
     return [loopback, daemon.socket_client()]
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("method", "path"),
     [
@@ -197,6 +208,7 @@ def test_token_daemon_answers_401_to_every_route_without_the_token(
                 assert response.json()["error"]["code"] == "unauthorized"
 
 
+@pytest.mark.process
 def test_token_daemon_serves_requests_with_the_token_on_tcp_and_the_socket(
     token_daemon: Daemon,
 ) -> None:
@@ -208,6 +220,7 @@ def test_token_daemon_serves_requests_with_the_token_on_tcp_and_the_socket(
             assert response.json()["tools"]
 
 
+@pytest.mark.process
 def test_cli_sends_compozy_token_and_without_it_exits_6_in_one_line(
     home: Home, token_daemon: Daemon
 ) -> None:

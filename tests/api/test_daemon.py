@@ -7,6 +7,8 @@ import signal
 import pytest
 from tests.api.support import Home, running_daemon, short_dir
 
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture
 def home(tmp_path_factory: pytest.TempPathFactory) -> Home:

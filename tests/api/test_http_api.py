@@ -20,12 +20,14 @@ from tests.api.support import (
     ContractClient,
     Daemon,
     Home,
-    compozy,
+    compozy_process,
     running_daemon,
     short_dir,
 )
 
 from compozy_mcp.native import build_registry
+
+pytestmark = pytest.mark.process
 
 REDACTED_INPUT = "invalid tool request"
 REDACTED_DENIAL = "tool invocation denied"
@@ -121,7 +123,7 @@ def test_tcp_and_socket_serve_the_same_store(
 
 def test_a_second_daemon_on_the_same_socket_is_refused(home: Home, daemon: Daemon) -> None:
     assert daemon.socket is not None
-    done = compozy(home, "serve", "--no-tcp", "--uds", str(daemon.socket), timeout=30)
+    done = compozy_process(home, "serve", "--no-tcp", "--uds", str(daemon.socket), timeout=30)
     assert done.returncode == 6
     assert "another process is serving on" in done.stderr
     assert "Traceback" not in done.stderr

@@ -10,6 +10,8 @@ from benchmarks.call_overhead import TRANSPORTS
 from benchmarks.common import percentile, table
 from tests.benchmarks.bench_run import run_json
 
+pytestmark = pytest.mark.bench
+
 ROWS = ["a", "b", "c", "d", "e"]
 
 

@@ -12,7 +12,7 @@ from tests.benchmarks.bench_run import run_json
 
 from compozy_mcp.native import build_registry
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.bench, pytest.mark.anyio]
 REGISTRY = build_registry()
 
 

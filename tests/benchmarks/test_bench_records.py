@@ -9,7 +9,7 @@ import pytest
 from benchmarks.driver import COMMANDS
 from benchmarks.records import DEFAULT_SEED, build_world, open_world_app
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.bench, pytest.mark.anyio]
 
 
 async def full_records(tmp_path: Path, seed: int) -> list[dict[str, Any]]:

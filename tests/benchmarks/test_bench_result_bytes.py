@@ -12,6 +12,8 @@ from tests.benchmarks.bench_run import run_json
 
 from compozy_mcp.native import build_registry
 
+pytestmark = pytest.mark.bench
+
 WITH_VIEWS = [tool.id for tool in build_registry() if tool.has_views]
 
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.clirun import run_cli
 
 from compozy_mcp import releasenote
 from compozy_mcp.native import build_registry
@@ -31,9 +32,7 @@ SESSION_FIELDS = (
 def compozy(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPOZY_")}
     env["COMPOZY_HOME"] = str(tmp_path / "home")
-    return subprocess.run(
-        [str(COMPOZY), *args], env=env, capture_output=True, text=True, timeout=60, check=False
-    )
+    return run_cli(*args, env=env)
 
 
 def sections(markdown: str) -> dict[str, list[str]]:
@@ -144,6 +143,7 @@ def test_cli_text_output(tmp_path: Path) -> None:
     assert "  session.available_commands" in done.stdout
 
 
+@pytest.mark.process
 def test_cli_needs_no_store_and_no_mcp_server(tmp_path: Path) -> None:
     probe = (
         "import contextlib, io, sys\n"

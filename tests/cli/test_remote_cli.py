@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 from tests.api.support import COMPOZY, Daemon, Home, compozy, running_daemon, short_dir
 
+pytestmark = pytest.mark.process
+
 STATUS_INPUT = '{"session_id":"sess-example"}'
 FULL_INPUT = '{"session_id":"sess-example","result_view":"full"}'
 

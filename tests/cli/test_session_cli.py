@@ -209,6 +209,7 @@ PROBE = textwrap.dedent(
 )
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     "args",
     [

@@ -1,6 +1,7 @@
-"""``compozy tool ...`` as a user types it: the real executable, a scratch ``COMPOZY_HOME``.
+"""``compozy tool ...`` as a user types it, in this process, on a scratch ``COMPOZY_HOME``.
 
-The spec's CLI examples run through ``bash -c`` exactly as the spec writes them (with
+The spec's CLI examples run the installed executable through ``bash -c`` exactly as the spec
+writes them (with
 ``pipefail``, so that a failing ``compozy`` cannot hide behind ``jq``).
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.clirun import run_cli
 
 from compozy_mcp.native import build_registry
 
@@ -66,15 +68,7 @@ def _home(root: Path) -> Home:
 
 
 def compozy(home: Home, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(COMPOZY), *args],
-        env=home.env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_cli(*args, env=home.env, stdin=stdin)
 
 
 def shell(home: Home, command: str) -> subprocess.CompletedProcess[str]:
@@ -166,6 +160,7 @@ def spec_views(shared: Home) -> tuple[dict[str, Any], dict[str, Any]]:
 # --- the spec's CLI examples ------------------------------------------------------------------
 
 
+@pytest.mark.process
 @needs_jq
 def test_spec_cli_example_compact_view_is_the_default(
     spec_views: tuple[dict[str, Any], dict[str, Any]],
@@ -181,6 +176,7 @@ def test_spec_cli_example_compact_view_is_the_default(
     assert "available_commands" not in session
 
 
+@pytest.mark.process
 @needs_jq
 def test_spec_cli_example_full_view_adds_lineage_and_supervision(
     spec_views: tuple[dict[str, Any], dict[str, Any]],
@@ -193,6 +189,7 @@ def test_spec_cli_example_full_view_adds_lineage_and_supervision(
     assert session["available_commands"] == []
 
 
+@pytest.mark.process
 @needs_jq
 def test_spec_every_compact_field_is_in_full_at_the_same_path_with_the_same_value(
     spec_views: tuple[dict[str, Any], dict[str, Any]],
@@ -211,6 +208,7 @@ def test_subset_check_reports_changed_missing_and_reshaped_fields() -> None:
     assert subset_problems({"d": 1}, whole) == ["$.d"]  # True is not 1 here
 
 
+@pytest.mark.process
 @needs_jq
 def test_spec_cli_example_tool_info_lists_both_output_views(shared: Home) -> None:
     assert json.loads(shell(shared, SPEC_VIEWS).stdout) == ["compact", "full"]
@@ -545,6 +543,7 @@ def _loaded_heavy_modules(home: Home, args: list[str], preload: str = "") -> lis
     return loaded
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     "args",
     [
@@ -561,6 +560,7 @@ def test_cli_start_up_never_imports_the_mcp_server_or_http_stack(
     assert _loaded_heavy_modules(shared, args) == []
 
 
+@pytest.mark.process
 def test_start_up_probe_sees_the_http_stack_when_it_is_imported(shared: Home) -> None:
     loaded = _loaded_heavy_modules(shared, ["tool", "list"], preload="import mcp.server")
     assert "mcp.server" in loaded

@@ -9,14 +9,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+from tests.clirun import run_cli
+
 COMPOZY = Path(sys.executable).parent / "compozy"
 
 
 def _run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COMPOZY_HOME": str(home)}
-    return subprocess.run(
-        [str(COMPOZY), *args], env=env, capture_output=True, text=True, timeout=60, check=False
-    )
+    return run_cli(*args, env=env)
 
 
 def _json(home: Path, *args: str) -> Any:
@@ -63,6 +64,7 @@ def test_adding_a_path_that_is_not_a_directory_is_a_clear_usage_error(tmp_path: 
     assert len(_json(tmp_path / "home", "workspace", "list")["workspaces"]) == 1
 
 
+@pytest.mark.process
 def test_a_relative_path_is_taken_from_where_the_command_runs(tmp_path: Path) -> None:
     (tmp_path / "project").mkdir()
     env = {**os.environ, "COMPOZY_HOME": str(tmp_path / "home")}

@@ -249,6 +249,7 @@ def _route(daemon: Daemon, path: str) -> dict[str, Any]:
     return body
 
 
+@pytest.mark.process
 async def test_against_a_daemon_each_tool_returns_the_http_route_payload(daemon: Daemon) -> None:
     assert daemon.url is not None
     remote = RemoteHost(parse_target(daemon.url))
@@ -267,6 +268,7 @@ async def test_against_a_daemon_each_tool_returns_the_http_route_payload(daemon:
         await remote.aclose()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("where", ["in-process", "daemon"])
 async def test_compozy_mcp_serve_over_stdio_lists_and_calls_host_tools(
     home: Home, daemon: Daemon, where: str

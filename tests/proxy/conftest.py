@@ -41,7 +41,18 @@ def pool(proxy_home: Home) -> Iterator[ProxyPool]:
         started.close()
 
 
-@pytest.fixture(params=["inproc", "stdio", "http", "uds", "relay"])
+PROCESS = pytest.mark.process
+
+
+@pytest.fixture(
+    params=[
+        "inproc",
+        pytest.param("stdio", marks=PROCESS),
+        pytest.param("http", marks=PROCESS),
+        pytest.param("uds", marks=PROCESS),
+        pytest.param("relay", marks=PROCESS),
+    ]
+)
 def proxy(
     request: pytest.FixtureRequest,
     app: App,

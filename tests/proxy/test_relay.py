@@ -8,6 +8,7 @@ serving the relay over HTTP, and a daemon that goes away and comes back.
 
 from __future__ import annotations
 
+import signal
 import subprocess
 from collections.abc import Iterator
 from contextlib import AbstractAsyncContextManager
@@ -33,7 +34,7 @@ from tests.proxy.support import (
     tool_error,
 )
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.process, pytest.mark.anyio]
 
 STATUS = "compozy__session_status"
 
@@ -183,7 +184,31 @@ async def test_the_relay_serves_streamable_http_too(
             assert process.alive(), process.stderr
     finally:
         pool.close()
-    assert "Traceback" not in process.stderr
+    assert "Traceback" not in process.stderr, process.stderr
+
+
+@pytest.mark.parametrize("relayed", [True, False], ids=["relay", "in-process"])
+async def test_a_second_signal_stops_at_once_and_the_app_still_shuts_down_cleanly(
+    daemon_home: Home, sockets: Path, relayed: bool
+) -> None:
+    """Ctrl-C twice (or SIGTERM twice, as a supervisor does) must not skip the app's own
+    shutdown: it releases the daemon connection (and, for a daemon, its agents)."""
+    pool = ProxyPool(daemon_home)
+    try:
+        with _serve(daemon_home, "--no-tcp", "--uds", str(sockets / "d.sock")) as daemon:
+            remote = ["--socket", str(daemon.socket)] if relayed else []
+            process = pool.start(
+                [*remote, "proxy", "--http", "127.0.0.1:0"], daemon_home.env, HTTP_READY
+            )
+            url = process.wait_ready().group(1)
+            async with Client(url, mode="legacy", cache=None) as client:
+                await create_session(client)
+                process.proc.send_signal(signal.SIGTERM)
+                process.proc.send_signal(signal.SIGTERM)
+                assert process.proc.wait(timeout=30) == 0, process.stderr
+    finally:
+        pool.close()
+    assert "Traceback" not in process.stderr, process.stderr
 
 
 async def test_a_call_while_the_daemon_is_down_is_a_tool_error_and_a_restart_is_picked_up(

@@ -172,6 +172,7 @@ def create_call(client: LineClient, ident: int) -> str:
     return sid
 
 
+@pytest.mark.process
 def test_malformed_messages_over_stdio_are_answered_and_the_next_call_works(
     stdio_proxy: subprocess.Popen[bytes],
 ) -> None:
@@ -213,6 +214,7 @@ def test_malformed_messages_over_stdio_are_answered_and_the_next_call_works(
     assert proc.poll() is None
 
 
+@pytest.mark.process
 def test_a_stdio_client_that_goes_away_mid_call_ends_the_proxy_cleanly(
     stdio_proxy: subprocess.Popen[bytes], proxy_home: Home
 ) -> None:
@@ -297,6 +299,7 @@ def http_proxy(pool: ProxyPool) -> HttpProxy:
     return pool.http()
 
 
+@pytest.mark.process
 async def test_malformed_arguments_over_http_are_answered_and_the_next_call_works(
     http_proxy: HttpProxy,
 ) -> None:
@@ -317,6 +320,7 @@ async def test_malformed_arguments_over_http_are_answered_and_the_next_call_work
     await assert_serving(http_proxy, sid)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_a_3_mib_argument_is_answered_and_a_body_over_4_mib_is_refused(
     http_proxy: HttpProxy, mode: Mode
@@ -366,6 +370,7 @@ def _connect(url: str) -> socket.socket:
     return socket.create_connection((parts.hostname, parts.port), timeout=30)
 
 
+@pytest.mark.process
 async def test_http_clients_that_disconnect_mid_request_do_not_take_the_proxy_down(
     http_proxy: HttpProxy,
 ) -> None:

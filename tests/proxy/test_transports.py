@@ -26,7 +26,7 @@ from compozy_mcp import net
 from compozy_mcp.cli.proxy import parse_address
 from compozy_mcp.errors import ConfigError
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.process, pytest.mark.anyio]
 
 EXIT_SETUP = 6
 EXIT_NOT_FOUND = 3

@@ -2,8 +2,8 @@
 script on ``@modelcontextprotocol/sdk`` (``ts_client/``) and the MCP Inspector CLI
 (``inspector_cli/``), over stdio and Streamable HTTP.
 
-Each folder pins its packages with a lockfile; ``npm ci`` installs them on first use. Without
-``node``/``npm``, or without a network to install from, the tests skip and say why.
+Each folder pins its packages with a lockfile; ``make node-deps`` (part of ``make test``)
+installs them. Without ``node`` or the installed packages, the tests skip and say why.
 """
 
 from __future__ import annotations
@@ -20,13 +20,12 @@ from tests.proxy.support import COMPOZY, UNKNOWN_VIEW, Home, ProxyPool
 from compozy_mcp.native import build_registry
 from compozy_mcp.native.registry import Risk
 
+pytestmark = pytest.mark.node
+
 HERE = Path(__file__).parent
 TS_CLIENT = HERE / "ts_client"
 INSPECTOR = HERE / "inspector_cli"
-NPM_CI_TIMEOUT = 300
 RUN_TIMEOUT = 60
-#: npm's words for "could not reach the registry"
-OFFLINE = ("ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNREFUSED", "ECONNRESET", "network")
 
 REGISTRY = build_registry()
 NATIVE = [tool.id for tool in REGISTRY]
@@ -34,26 +33,12 @@ WITH_VIEWS = [tool.id for tool in REGISTRY if tool.has_views]
 
 
 def node_folder(folder: Path, installed: str) -> Path:
-    """``folder`` with its locked packages installed; skips when that is impossible here."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node and npm are needed to run MCP clients built on the TypeScript SDK")
+    """``folder`` with its locked packages installed (``make node-deps`` installs them, and
+    says what it downloads); skips, saying why, when they are not there."""
+    if shutil.which("node") is None:
+        pytest.skip("node is needed to run MCP clients built on the TypeScript SDK")
     if not (folder / "node_modules" / installed / "package.json").exists():
-        try:
-            done = subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                cwd=folder,
-                capture_output=True,
-                text=True,
-                timeout=NPM_CI_TIMEOUT,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            pytest.skip(f"npm ci in {folder.name} took over {NPM_CI_TIMEOUT} s (no network?)")
-        if done.returncode != 0:
-            if any(word in done.stderr for word in OFFLINE):
-                pytest.skip(f"npm ci in {folder.name} could not reach the registry")
-            raise AssertionError(f"npm ci in {folder.name} failed:\n{done.stderr}")
+        pytest.skip(f"{folder.name}'s packages are not installed: run `make node-deps`")
     return folder
 
 

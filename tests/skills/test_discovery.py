@@ -41,6 +41,7 @@ def names(records: list[dict[str, Any]]) -> list[str]:
     return [record["name"] for record in records]
 
 
+@pytest.mark.process
 def test_importing_the_package_does_not_load_yaml() -> None:
     # PyYAML is only needed once a SKILL.md is parsed; CLI start-up should not pay for it
     code = "import sys, compozy_mcp.skills; print('yaml' in sys.modules)"

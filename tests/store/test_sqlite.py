@@ -384,6 +384,7 @@ def _listed_session_ids(env: dict[str, str]) -> list[str]:
     return [session["id"] for session in sessions]
 
 
+@pytest.mark.process
 def test_several_processes_create_sessions_concurrently_without_losing_any(
     tmp_path: Path, workspace: Path
 ) -> None:

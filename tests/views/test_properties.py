@@ -7,6 +7,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.tiers import examples
 
 from compozy_mcp.native import build_registry
 from compozy_mcp.native.registry import RegisteredTool
@@ -30,7 +31,7 @@ from compozy_mcp.sessions.model import (
     TurnActivity,
 )
 from compozy_mcp.sessions.record import RecordContext, session_record
-from compozy_mcp.sessions.record_schema import SESSION_RESULT
+from compozy_mcp.sessions.record_schema import LINEAGE, RUNTIME, SESSION, SESSION_RESULT
 from compozy_mcp.store.base import ChildSummary, ProfileRow, WorkspaceRow
 from compozy_mcp.validation import compile_validator
 from compozy_mcp.views import project
@@ -256,7 +257,7 @@ def check_views(tool: RegisteredTool, full: dict[str, Any]) -> None:
 SESSION_TOOLS = [t for t in REGISTRY if t.definition.output_schema is SESSION_RESULT]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(record=session_records())
 def test_session_record_tools_compact_is_within_full_and_both_validate(
     record: dict[str, Any],
@@ -266,7 +267,25 @@ def test_session_record_tools_compact_is_within_full_and_both_validate(
         check_views(tool, {"session": record})
 
 
-@settings(max_examples=40, deadline=None)
+def _in_order(keys: list[str], order: tuple[str, ...]) -> bool:
+    positions = [order.index(key) for key in keys]
+    return positions == sorted(positions)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(record=session_records())
+def test_records_list_their_fields_in_the_order_the_declared_shape_gives(
+    record: dict[str, Any],
+) -> None:
+    """One source: the builder's field order is the one ``sessions/record_schema.py`` declares
+    (the full schema's property order and the compact mask come from the same declaration)."""
+    assert _in_order(list(record), SESSION.names)
+    assert _in_order(list(record["runtime"]), RUNTIME.names)
+    assert _in_order(list(record["lineage"]), LINEAGE.names)
+    assert list(SESSION_RESULT["properties"]["session"]["properties"]) == list(SESSION.names)
+
+
+@settings(max_examples=examples(40), deadline=None)
 @given(records=st.lists(session_records(), max_size=4), cursor=_maybe(NAME))
 def test_session_list_compact_is_within_full_and_both_validate(
     records: list[dict[str, Any]], cursor: str | None
@@ -277,7 +296,7 @@ def test_session_list_compact_is_within_full_and_both_validate(
     check_views(REGISTRY.get("compozy__session_list"), page)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     result=st.fixed_dictionaries(
         {
@@ -324,7 +343,7 @@ skill_items = st.fixed_dictionaries(
 ).flatmap(lambda item: diagnostics.map(lambda d: {**item, "diagnostics": d}))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(items=st.lists(skill_items, max_size=4), score=st.integers(1, 30))
 def test_skill_list_and_search_compact_is_within_full_and_both_validate(
     items: list[dict[str, Any]], score: int

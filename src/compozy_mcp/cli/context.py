@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from compozy_mcp.hostapi.target import Target, parse_target
@@ -83,7 +82,3 @@ class Context:
                 await host.aclose()
 
         return asyncio.run(run())
-
-
-def resolved_path(text: str) -> Path:
-    return Path(text).expanduser().resolve()

@@ -59,11 +59,13 @@ class _Formatter(logging.Formatter):
         self.debug = debug
 
     def format(self, record: logging.LogRecord) -> str:
-        record.levelname = record.levelname.lower()
+        # a copy: other handlers (a test's log capture) see the record as it was logged
+        shown = logging.makeLogRecord(record.__dict__)
+        shown.levelname = record.levelname.lower()
         if not self.debug:
-            record.exc_info = None
-            record.exc_text = None
-        return super().format(record)
+            shown.exc_info = None
+            shown.exc_text = None
+        return super().format(shown)
 
 
 class _Handler(logging.StreamHandler):  # type: ignore[type-arg]

@@ -57,6 +57,15 @@ def call_result(result: ToolResult) -> CallToolResult:
     )
 
 
+def mcp_error(error: CompozyError) -> CallToolResult:
+    """How an error reaches an MCP client, in one place: an unknown tool is a protocol error
+    (JSON-RPC ``-32602``, as the MCP spec says); every other error is a tool result with
+    ``isError`` (:func:`error_result`)."""
+    if isinstance(error, ToolNotFound):
+        raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {error.tool_id}")
+    return error_result(error)
+
+
 def error_result(error: CompozyError) -> CallToolResult:
     """A tool error is a result with ``isError``; its text is the dispatch message (MCP is the
     model's surface: nothing is redacted, spec Errors)."""
@@ -159,10 +168,8 @@ class ProxyServer:
         scope = self._scope(ctx)
         try:
             result = await self.app.dispatcher.call(name, params.arguments or {}, scope=scope)
-        except ToolNotFound:
-            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}") from None
         except CompozyError as error:
-            return error_result(error)
+            return mcp_error(error)
         except Exception:  # never take the proxy down; the next call must work
             log.exception("tools/call %s failed", name)
             return error_result(ToolBackendFailed(name, f'tool "{name}" failed unexpectedly'))

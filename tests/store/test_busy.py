@@ -1,0 +1,91 @@
+"""A busy store is a typed, retryable answer, never a stall: while another connection holds
+the write lock, reads go on and a write fails as ``store_busy`` once its bounded wait ends."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+
+from compozy_mcp.assembly import open_app
+from compozy_mcp.calls import CallInfo
+from compozy_mcp.config import Settings
+from compozy_mcp.errors import StoreBusy, ToolBackendFailed
+from compozy_mcp.store import SQLiteStore
+
+pytestmark = pytest.mark.anyio
+WAIT_MS = 200
+
+
+@contextmanager
+def write_lock_held(path: Path) -> Iterator[None]:
+    """Another connection (as another process would) holds the write lock."""
+    with closing(sqlite3.connect(path, isolation_level=None)) as other:
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        finally:
+            other.execute("ROLLBACK")
+
+
+def test_a_write_past_the_bounded_wait_is_store_busy_and_a_read_goes_on(tmp_path: Path) -> None:
+    path = tmp_path / "compozy.db"
+    with SQLiteStore(path, busy_timeout_ms=WAIT_MS) as store:
+        with write_lock_held(path):
+            started = time.perf_counter()
+            with pytest.raises(StoreBusy) as caught, store.write():
+                pass
+            waited = time.perf_counter() - started
+            with store.read() as reader:
+                assert reader.workspaces() == []
+        assert (caught.value.code, caught.value.reason) == ("store_busy", "store_locked")
+        assert WAIT_MS / 1000 <= waited < 30  # bounded: the configured wait, not forever
+        with store.write() as writer:  # the lock is free again: writes work
+            assert writer.workspaces() == []
+
+
+async def test_the_event_loop_serves_reads_while_a_write_waits_for_the_lock(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(
+        home=tmp_path / "home", default_workspace_path=tmp_path, store_busy_timeout_ms=1500
+    )
+    with open_app(settings) as app:
+        created = await app.sessions.create(CallInfo("test"), agent_name="general")
+        info = CallInfo("compozy__session_status")
+        reads: list[float] = []
+        with write_lock_held(settings.db_path):
+            async with anyio.create_task_group() as group:
+                failed: list[BaseException] = []
+
+                async def write() -> None:
+                    try:
+                        await app.dispatcher.call(
+                            "compozy__session_rename",
+                            {"session_id": created["id"], "name": "renamed"},
+                        )
+                    except ToolBackendFailed as exc:
+                        failed.append(exc)
+
+                group.start_soon(write)
+                # while the write waits in its thread, the loop keeps serving reads
+                for _ in range(5):
+                    started = time.perf_counter()
+                    record = await app.sessions.status(info, created["id"])
+                    reads.append(time.perf_counter() - started)
+                    assert record["id"] == created["id"]
+                    await anyio.sleep(0.1)
+        print(f"reads while a write waited: max {max(reads) * 1000:.1f} ms")
+        assert max(reads) < 1.0  # generous: a read never waits for the 1.5 s write
+        [error] = failed
+        assert isinstance(error, ToolBackendFailed)
+        assert (error.code, error.reason) == ("store_busy", "store_locked")
+        renamed = await app.dispatcher.call(
+            "compozy__session_rename", {"session_id": created["id"], "name": "renamed"}
+        )
+        assert renamed.structured["session"]["name"] == "renamed"

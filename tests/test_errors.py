@@ -1,0 +1,130 @@
+"""The one error tree: every class is in ``errors.py`` and in the tree its docstring draws, and
+every class maps to an HTTP status, a CLI exit code and an MCP answer, each surface in one place.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from collections.abc import Callable
+
+import pytest
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
+
+import compozy_mcp
+from compozy_mcp import errors
+from compozy_mcp.api.responses import STATUS_BY_CODE, status_for
+from compozy_mcp.cli.reporting import EXIT_BY_CODE, exit_code
+from compozy_mcp.errors import CompozyError
+from compozy_mcp.proxy.server import mcp_error
+
+T = "compozy__session_status"
+
+
+def _all_modules() -> None:
+    for found in pkgutil.walk_packages(compozy_mcp.__path__, "compozy_mcp."):
+        if found.name != "compozy_mcp.__main__":  # runs the CLI
+            importlib.import_module(found.name)
+
+
+def _subclasses(cls: type[CompozyError]) -> list[type[CompozyError]]:
+    out: list[type[CompozyError]] = []
+    for sub in cls.__subclasses__():
+        out += [sub, *_subclasses(sub)]
+    return out
+
+
+_all_modules()
+CLASSES = [CompozyError, *_subclasses(CompozyError)]
+
+#: one instance of every class, built the way the code builds it
+SAMPLES: dict[type[CompozyError], Callable[[], CompozyError]] = {
+    errors.CompozyError: lambda: errors.CompozyError("x"),
+    errors.ToolError: lambda: errors.ToolError(T, "x"),
+    errors.ToolNotFound: lambda: errors.ToolNotFound(T),
+    errors.ToolInvalidInput: lambda: errors.ToolInvalidInput(T, "x"),
+    errors.ResultViewInvalid: lambda: errors.ResultViewInvalid(T),
+    errors.ResultViewNotAccepted: lambda: errors.ResultViewNotAccepted(T),
+    errors.ToolDenied: lambda: errors.ToolDenied(T, "x"),
+    errors.ResultViewPinned: lambda: errors.ResultViewPinned(T, "full"),
+    errors.SpawnRefused: lambda: errors.SpawnRefused(T, "x"),
+    errors.ToolConflict: lambda: errors.ToolConflict(T, "x"),
+    errors.StaleFence: lambda: errors.StaleFence(T, "s", "generation", 1, 2),
+    errors.ResourceNotFound: lambda: errors.ResourceNotFound(T, "session", "s"),
+    errors.ModelNotFound: lambda: errors.ModelNotFound(T, "x"),
+    errors.ReasoningEffortUnsupported: lambda: errors.ReasoningEffortUnsupported(T, "x"),
+    errors.ToolResultPersistenceFailed: lambda: errors.ToolResultPersistenceFailed(T, "x"),
+    errors.ToolBackendFailed: lambda: errors.ToolBackendFailed(T, "x"),
+    errors.InvalidRequest: lambda: errors.InvalidRequest("x"),
+    errors.RequestBodyInvalid: lambda: errors.RequestBodyInvalid("x"),
+    errors.StoreBusy: lambda: errors.StoreBusy("x"),
+    errors.RemoteError: lambda: errors.RemoteError(
+        {"code": "tool_denied", "reason": "permission_denied", "message": "m"}, 403
+    ),
+    errors.ApiError: lambda: errors.ApiError("x"),
+    errors.Unauthorized: lambda: errors.Unauthorized("x"),
+    errors.Forbidden: lambda: errors.Forbidden("x"),
+    errors.RouteNotFound: lambda: errors.RouteNotFound("x"),
+    errors.MethodNotAllowed: lambda: errors.MethodNotAllowed("x"),
+    errors.RequestTooLarge: lambda: errors.RequestTooLarge("x"),
+    errors.HostNotAllowed: lambda: errors.HostNotAllowed("x"),
+    errors.InternalError: lambda: errors.InternalError("x"),
+    errors.SetupError: lambda: errors.SetupError("x"),
+    errors.ToolRegistrationError: lambda: errors.ToolRegistrationError(T, "x"),
+    errors.StoreError: lambda: errors.StoreError("x"),
+    errors.ConfigError: lambda: errors.ConfigError("x"),
+    errors.DaemonUnreachable: lambda: errors.DaemonUnreachable("x"),
+    errors.DaemonUnauthorized: lambda: errors.DaemonUnauthorized("x"),
+}
+
+
+def _tree() -> dict[str, int]:
+    """The classes the docstring draws, with their depth in the tree."""
+    depth: dict[str, int] = {}
+    for line in (errors.__doc__ or "").splitlines():
+        found = re.match(r"^    ((?:[│ ]   )*)(?:[├└]── )?([A-Z][A-Za-z]+)\b", line)
+        if found:
+            nested = len(found.group(1)) // 4 + (1 if "── " in line else 0)
+            depth[found.group(2)] = nested
+    return depth
+
+
+def test_every_error_class_is_defined_in_errors_py() -> None:
+    assert [c.__qualname__ for c in CLASSES if c.__module__ != "compozy_mcp.errors"] == []
+
+
+def test_the_docstring_tree_shows_exactly_the_classes_and_their_parents() -> None:
+    depth = _tree()
+    assert sorted(depth) == sorted(c.__name__ for c in CLASSES)
+    assert depth["CompozyError"] == 0
+    for cls in CLASSES[1:]:
+        parent = cls.__bases__[0]
+        assert depth[cls.__name__] == depth[parent.__name__] + 1, cls.__name__
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_every_error_class_maps_to_an_http_status_an_exit_code_and_an_mcp_answer(
+    cls: type[CompozyError],
+) -> None:
+    error = SAMPLES[cls]()
+    assert type(error) is cls
+    # every code is listed explicitly on every surface: no error reaches a fallback
+    assert error.code in STATUS_BY_CODE
+    assert error.code in EXIT_BY_CODE
+    assert 400 <= status_for(error) < 600
+    assert exit_code(error) != 0
+    if cls is errors.ToolNotFound:
+        with pytest.raises(MCPError) as caught:
+            mcp_error(error)
+        assert caught.value.error.code == INVALID_PARAMS
+    else:
+        result = mcp_error(error)
+        assert result.is_error is True
+        assert isinstance(result.structured_content, dict)
+        assert result.structured_content["error"]["code"] == error.code
+
+
+def test_every_sample_is_of_a_class_that_exists() -> None:
+    assert set(SAMPLES) == set(CLASSES)
