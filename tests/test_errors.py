@@ -37,7 +37,7 @@ def _subclasses(cls: type[CompozyError]) -> list[type[CompozyError]]:
 
 
 _all_modules()
-CLASSES = [CompozyError, *_subclasses(CompozyError)]
+CLASSES: list[type[CompozyError]] = [CompozyError, *_subclasses(CompozyError)]
 
 #: one instance of every class, built the way the code builds it
 SAMPLES: dict[type[CompozyError], Callable[[], CompozyError]] = {
