@@ -50,6 +50,7 @@ SAMPLES: dict[type[CompozyError], Callable[[], CompozyError]] = {
     errors.ToolDenied: lambda: errors.ToolDenied(T, "x"),
     errors.ResultViewPinned: lambda: errors.ResultViewPinned(T, "full"),
     errors.SpawnRefused: lambda: errors.SpawnRefused(T, "x"),
+    errors.SessionEnded: lambda: errors.SessionEnded(T, "s", "stopped", "2026-11-10T14:02:11Z"),
     errors.ToolConflict: lambda: errors.ToolConflict(T, "x"),
     errors.StaleFence: lambda: errors.StaleFence(T, "s", "generation", 1, 2),
     errors.ResourceNotFound: lambda: errors.ResourceNotFound(T, "session", "s"),

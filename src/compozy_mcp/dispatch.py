@@ -4,11 +4,13 @@
 Steps, in order; any failure ends the call before the tool runs (except the last two):
 
 1. resolve the tool (:class:`~compozy_mcp.errors.ToolNotFound`);
-2. authorize the caller: a managed session may call only what its permission policy allows;
+2. authorize the caller: a managed session that has ended makes no call, and calls only what
+   its permission policy allows;
 3. check the selector first (spec, Errors rows 1-3), then the rest of the input schema;
 4. ``tool.pre_call`` hooks, which may patch the input (re-checked from step 3) or deny; a
    patch that changes a pinned view fails with ``result_view_pinned``;
-5. bind the caller's session into a scope field (``scope_mismatch`` if it names another);
+5. the sessions a call acts on: a managed session names only itself or a descendant
+   (``session_not_in_scope``); a scope field it leaves out is filled with the caller;
 6. run the handler, which returns the full record;
 7. project the selected view;
 8. envelope ``{structured, preview}``, and the budget: a result over it is stored whole as an
@@ -31,6 +33,7 @@ from compozy_mcp.calls import OPERATOR, CallInfo, CallScope
 from compozy_mcp.errors import (
     CompozyError,
     ResultViewPinned,
+    SessionEnded,
     ToolBackendFailed,
     ToolDenied,
     ToolError,
@@ -40,6 +43,7 @@ from compozy_mcp.native.context import Services, ToolCall
 from compozy_mcp.native.registry import RegisteredTool, Risk, ToolRegistry
 from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.policy import allows
+from compozy_mcp.validation import lone_surrogate_at
 from compozy_mcp.views import ResultView, project, select_view
 from compozy_mcp.views.selector import without_selector
 
@@ -94,16 +98,21 @@ class Dispatcher:
     # --- authorization -------------------------------------------------------------------
 
     def _authorize(self, tool: RegisteredTool, scope: CallScope) -> None:
-        """A managed session may call only the tools its permission policy allows."""
+        """A managed session that has ended makes no call; a live one calls only the tools its
+        permission policy allows (``sessions/access.py`` has the rules)."""
         if scope.session_id is None:
             return
-        policy = self.services.sessions.policy(scope.session_id)
+        access = self.services.sessions.access
+        policy = access.policy(scope.session_id)
         if policy is None:
             raise ToolDenied(
                 tool.id,
                 f'the calling session "{scope.session_id}" does not exist',
                 reason=Reason.SCOPE_SESSION_UNKNOWN,
             )
+        ended = access.ended(scope.session_id)
+        if ended is not None:
+            raise SessionEnded(tool.id, scope.session_id, ended.how, ended.at)
         if not allows(policy.tools, tool.id):
             raise ToolDenied(
                 tool.id,
@@ -123,6 +132,9 @@ class Dispatcher:
         view = select_view(
             tool.id, tool.has_views, raw, input_error_code=tool.definition.input_error_code
         )
+        where = lone_surrogate_at(raw)
+        if where is not None:
+            raise tool.invalid("must be Unicode text without lone surrogates", field=where)
         tool.check_input(raw)
         return raw, view
 
@@ -152,23 +164,26 @@ class Dispatcher:
                     raise ResultViewPinned(tool.id, pinned.value)
         return tool_input, view
 
-    @staticmethod
     def _bind_scope(
-        tool: RegisteredTool, scope: CallScope, tool_input: dict[str, Any]
+        self, tool: RegisteredTool, scope: CallScope, tool_input: dict[str, Any]
     ) -> dict[str, Any]:
-        name = tool.definition.scope_session_field
-        if name is None or scope.session_id is None:
+        caller = scope.session_id
+        if caller is None:
             return tool_input
-        sent = tool_input.get(name)
-        if sent is None:
-            return {**tool_input, name: scope.session_id}
-        if sent != scope.session_id:
-            raise ToolDenied(
-                tool.id,
-                f'tool "{tool.id}" input "{name}" names session "{sent}", but the call is made '
-                f'by session "{scope.session_id}"',
-                reason=Reason.SCOPE_MISMATCH,
-            )
+        defn = tool.definition
+        for name in defn.acts_on:
+            sent = tool_input.get(name)
+            if sent is None:
+                if name == defn.scope_session_field:
+                    tool_input = {**tool_input, name: caller}
+                continue
+            if not self.services.sessions.access.within(caller, sent):
+                raise ToolDenied(
+                    tool.id,
+                    f'tool "{tool.id}" input "{name}" names session "{sent}", but session '
+                    f'"{caller}" may act only on itself and its descendants',
+                    reason=Reason.SESSION_NOT_IN_SCOPE,
+                )
         return tool_input
 
     # --- the call --------------------------------------------------------------------------

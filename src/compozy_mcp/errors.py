@@ -16,7 +16,8 @@ invent errors; each maps these in one place: ``api/responses.py`` (HTTP status a
     │   │   └── ResultViewNotAccepted   the selector was sent to a single-result tool
     │   ├── ToolDenied                  tool_denied / permission_denied, scope_mismatch, ...
     │   │   ├── ResultViewPinned        a hook changed the view a Loop node pinned
-    │   │   └── SpawnRefused            spawn budget, depth, TTL or policy exceeded
+    │   │   ├── SpawnRefused            spawn budget, depth, TTL or policy exceeded
+    │   │   └── SessionEnded            the calling session is stopped, archived or expired
     │   ├── ToolConflict                tool_conflict / session_stopped, ttl_expired, ...
     │   │   └── StaleFence              a fence the caller sent is not the record's
     │   ├── ResourceNotFound            not_found / session_not_found, skill_not_found, ...
@@ -54,6 +55,17 @@ from typing import Any, ClassVar
 
 from compozy_mcp.reasons import NOT_FOUND_BY_KIND, Reason
 
+
+def scrub(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, so that a message that echoes what
+    a caller sent can always be encoded and reach the caller."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 REDACTED_INPUT_MESSAGE = "invalid tool request"
 REDACTED_DENIAL_MESSAGE = "tool invocation denied"
 
@@ -69,6 +81,7 @@ class CompozyError(Exception):
     default_reason: ClassVar[str] = Reason.INTERNAL_ERROR
 
     def __init__(self, message: str, *, reason: str | None = None, code: str | None = None) -> None:
+        message = scrub(message)
         super().__init__(message)
         self.message = message
         self.reason = reason or self.default_reason
@@ -109,7 +122,7 @@ class ToolError(CompozyError):
         details: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(message, reason=reason, code=code)
-        self.tool_id = tool_id
+        self.tool_id = scrub(tool_id)
         self.details: dict[str, Any] = dict(details or {})
 
     def payload(self, *, redact: bool) -> dict[str, Any]:
@@ -202,6 +215,18 @@ class ResultViewPinned(ToolDenied):
 
 class SpawnRefused(ToolDenied):
     """A spawn that the parent's budget, depth, TTL or permission policy does not allow."""
+
+
+class SessionEnded(ToolDenied):
+    """The managed session making the call has ended: its access ended with it."""
+
+    def __init__(self, tool_id: str, session_id: str, how: str, at: str) -> None:
+        super().__init__(
+            tool_id,
+            f'session "{session_id}" has ended ({how} at {at}); it can make no more calls',
+            reason=Reason.SESSION_ENDED,
+            details={"session_id": session_id, "ended": how, "at": at},
+        )
 
 
 class ToolConflict(ToolError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from typing import Any
 
@@ -31,6 +32,31 @@ def dumps_pretty(value: Any) -> str:
 def loads(data: bytes | str) -> Any:
     """Parse JSON; raises ``orjson.JSONDecodeError`` (a ``ValueError``) on bad input."""
     return orjson.loads(data)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text} is too large")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads_request(data: bytes | str) -> Any:
+    """Parse what a caller sent: valid JSON always parses, so that a value the tools cannot
+    take (an integer past 64 bits, a lone surrogate in a string) is refused by the input
+    check naming its field, not as "not JSON". orjson first (fast); what it cannot represent
+    goes through the standard library, which still refuses NaN, Infinity and overflowing
+    numbers. Raises ``ValueError`` on text that is not JSON."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    text = data.decode("utf-8") if isinstance(data, bytes) else data
+    return json.loads(text, parse_float=_finite, parse_constant=_no_constant)
 
 
 def _go_float(value: float) -> str:

@@ -18,6 +18,8 @@ class Reason(StrEnum):
     PERMISSION_DENIED = "permission_denied"
     SCOPE_SESSION_UNKNOWN = "scope_session_unknown"
     SCOPE_MISMATCH = "scope_mismatch"
+    SESSION_NOT_IN_SCOPE = "session_not_in_scope"
+    SESSION_ENDED = "session_ended"
     HOOK_DENIED = "hook_denied"
     RESULT_VIEW_PINNED = "result_view_pinned"
     HANDLER_FAILED = "handler_failed"

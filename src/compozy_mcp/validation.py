@@ -9,9 +9,12 @@ to jsonschema, which decides and words the error. jsonschema itself is imported 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from compozy_mcp.errors import ToolInvalidInput
 
@@ -21,6 +24,79 @@ if TYPE_CHECKING:
 
 #: the pattern of a string that must hold something other than whitespace
 NOT_BLANK = r"\S"
+#: the pattern of a pagination cursor (``compozy_mcp.cursors.cursor_schema``)
+_CURSOR_PATTERN = re.compile(r"\^[a-z]\[0-9\]\{1,\d+\}\$")
+#: integers an input may hold: the signed 64-bit range (the store's, and JSON peers')
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+#: schema keywords whose values are subschemas, or lists of them
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs")
+_SUBSCHEMAS = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+
+
+def bounded(schema: Any) -> Any:
+    """``schema`` with every integer kept within the signed 64-bit range: a copy in which each
+    ``integer`` that states no bound gets the range's. The published schema stays as written;
+    inputs are checked against this one."""
+    if not isinstance(schema, Mapping):
+        return schema
+    out: dict[str, Any] = dict(schema)
+    kinds = schema.get("type")
+    if kinds == "integer" or (isinstance(kinds, list) and "integer" in kinds):
+        out.setdefault("minimum", INT64_MIN)
+        out.setdefault("maximum", INT64_MAX)
+    for key in _SUBSCHEMA_MAPS:
+        if isinstance(schema.get(key), Mapping):
+            out[key] = {name: bounded(sub) for name, sub in schema[key].items()}
+    for key in _SUBSCHEMAS:
+        if key in schema:
+            out[key] = bounded(schema[key])
+    for key in _SUBSCHEMA_LISTS:
+        if isinstance(schema.get(key), list):
+            out[key] = [bounded(sub) for sub in schema[key]]
+    return out
+
+
+def lone_surrogate_at(value: Any, path: str = "$") -> str | None:
+    """Where ``value`` holds a string (or key) with a lone UTF-16 surrogate, which no UTF-8
+    peer can receive; ``None`` when it holds none. Strings are checked in one pass by orjson
+    first; only a failure is walked to name the field."""
+    try:
+        orjson.dumps(value)
+    except TypeError:
+        pass
+    else:
+        return None
+    return _find_surrogate(value, path)
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _find_surrogate(value: Any, path: str) -> str | None:
+    if isinstance(value, str):
+        return path if _has_surrogate(value) else None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path != "$" else str(key)
+            if isinstance(key, str) and _has_surrogate(key):
+                return path
+            found = _find_surrogate(item, where)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _find_surrogate(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None
+
 
 _TYPE_NAMES = {
     "string": "a string",
@@ -102,13 +178,12 @@ def _value_checker(schema: Any) -> Check | None:
     if kind == "string":
         return _string_checker(schema)
     if kind == "integer":
-        low, high = schema.get("minimum"), schema.get("maximum")
         if set(schema) - {"type", "minimum", "maximum", "description"}:
             return None
-        # A float that jsonschema would call an integer (1.0) is left to jsonschema.
-        return lambda v: (
-            type(v) is int and (low is None or v >= low) and (high is None or v <= high)
-        )
+        low = max(schema.get("minimum", INT64_MIN), INT64_MIN)
+        high = min(schema.get("maximum", INT64_MAX), INT64_MAX)
+        # Only ints: an integral float (1.0) is not an integer here (compile_validator).
+        return lambda v: type(v) is int and low <= v <= high
     if kind == "boolean" and set(schema) <= {"type", "description"}:
         return lambda v: type(v) is bool
     if kind == "array":
@@ -168,8 +243,8 @@ class InputCheck:
     __slots__ = ("_validator", "fast", "schema")
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
-        self.schema = schema
-        self.fast = fast_checker(schema)
+        self.schema = bounded(schema)
+        self.fast = fast_checker(self.schema)
         self._validator: Validator | None = None
 
     @property
@@ -187,12 +262,25 @@ class InputCheck:
             raise input_error(tool_id, self.validator.iter_errors(value), code=code)
 
 
+@functools.cache
+def _validator_class() -> Any:
+    """Draft 2020-12 where ``integer`` means an integer value as JSON writes it: ``1.0`` is a
+    number, not an integer. One rule on every surface: an integral float is refused by the
+    schema (it would otherwise reach a handler as a float)."""
+    from jsonschema import Draft202012Validator, validators
+
+    checker = Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    return validators.extend(Draft202012Validator, type_checker=checker)  # type: ignore[no-untyped-call]
+
+
 def compile_validator(schema: Mapping[str, Any]) -> Validator:
     """Check a schema and compile it (draft 2020-12); raises ``SchemaError`` if it is not valid."""
-    from jsonschema import Draft202012Validator
-
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    cls = _validator_class()
+    cls.check_schema(schema)
+    validator: Validator = cls(schema)
+    return validator
 
 
 def _quote(value: Any) -> str:
@@ -247,6 +335,8 @@ def _problem(error: ValidationError, unknown: str) -> tuple[str, str]:
         return where, f"must be at most {value}"
     if kind == "pattern" and value == NOT_BLANK:
         return where, "must not be blank"
+    if kind == "pattern" and _CURSOR_PATTERN.fullmatch(str(value)):
+        return where, "is not a cursor this tool returned"
     if kind == "pattern":
         return where, f"must match the pattern {value}"
     if kind == "minItems":

@@ -234,7 +234,7 @@ async def test_the_parent_comes_from_the_callers_scope(call: Caller) -> None:
             {"agent_name": "g", "ttl_seconds": 60, "parent_session_id": other},
             scope=scope,
         )
-    assert caught.value.reason == "scope_mismatch"
+    assert caught.value.reason == "session_not_in_scope"
 
 
 async def test_without_scope_or_parent_the_spawn_is_an_input_error(call: Caller) -> None:

@@ -46,6 +46,7 @@ from compozy_mcp.store import SQLiteStore
 
 pytestmark = pytest.mark.anyio
 
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 MIB = 1024 * 1024
 MODERN = "2026-07-28"
 META = {
@@ -189,20 +190,28 @@ def test_malformed_messages_over_stdio_are_answered_and_the_next_call_works(
             {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params}
         )
         assert reply["error"]["code"] == INVALID_PARAMS, reply
-    # lines that are not JSON-RPC requests (the SDK drops them without a reply; a reply, if
-    # any, can only be an error without an id): the proxy keeps reading
-    for line in [
-        b"{this is not json",
-        b'{"hello": "world"}',
-        b'{"jsonrpc": "2.0", "id": 250, "method": "tools/call", "params": [1]}',
-        b'{"jsonrpc": "2.0", "id": 251, "method": "tools/call", "params": "x"}',
-        b'{"jsonrpc": "2.0", "id": 252, "method": "tools/li',
+    # lines that are not JSON-RPC requests: each is answered (issue 11: the stdio proxy answers
+    # every request that has an id; a line that cannot be parsed gets a parse error, id null),
+    # in order, and the proxy keeps reading
+    for line, answer in [
+        (b"{this is not json", (None, PARSE_ERROR)),
+        (b'{"hello": "world"}', (None, INVALID_REQUEST)),
+        (
+            b'{"jsonrpc": "2.0", "id": 250, "method": "tools/call", "params": [1]}',
+            (250, INVALID_REQUEST),
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 251, "method": "tools/call", "params": "x"}',
+            (251, INVALID_REQUEST),
+        ),
+        (b'{"jsonrpc": "2.0", "id": 252, "method": "tools/li', (None, PARSE_ERROR)),
+        (b'{"jsonrpc": "2.0", "id": 253}', (253, INVALID_REQUEST)),
+        (b"\xff\xfe not utf-8", (None, PARSE_ERROR)),
     ]:
         client.write(line + b"\n")
-    client.send(call(300, "compozy__session_status", {"session_id": sid}))
-    while (reply := client.reply()).get("id") != 300:
-        assert reply["id"] is None, reply
-        assert "error" in reply, reply
+        reply = client.reply()
+        assert (reply["id"], reply["error"]["code"]) == answer, (line, reply)
+    reply = client.ask(call(300, "compozy__session_status", {"session_id": sid}))
     assert reply["result"]["structuredContent"]["session"]["id"] == sid
     # a 5 MiB line: stdio has no body limit, the schema does
     reply = client.ask(
@@ -212,6 +221,47 @@ def test_malformed_messages_over_stdio_are_answered_and_the_next_call_works(
     assert reply["result"]["content"][0]["text"] == TOO_LONG
     assert status_call(client, 302, sid)["id"] == sid
     assert proc.poll() is None
+
+
+@pytest.mark.process
+def test_a_client_that_closes_stdin_after_writing_still_gets_every_reply(proxy_home: Home) -> None:
+    """``printf '...' | compozy proxy``: the requests sent before stdin ended are answered."""
+
+    def request(ident: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}
+
+    def tool(ident: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return request(ident, "tools/call", {"name": name, "arguments": arguments})
+
+    hello = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "p", "version": "1"},
+    }
+    lines = [
+        request(0, "initialize", hello),
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        tool(1, "compozy__session_create", {"agent_name": "general"}),
+        tool(2, "compozy__session_status", {"session_id": "\ud800"}),
+        tool(3, "compozy__session_list", {"limit": 18446744073709551616}),
+    ]
+    done = subprocess.run(
+        [str(COMPOZY), "proxy"],
+        input=b"".join(line(item) for item in lines),
+        env=proxy_home.env,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    replies = {reply["id"]: reply for reply in map(json.loads, done.stdout.splitlines())}
+    assert set(replies) == {0, 1, 2, 3}
+    assert replies[1]["result"]["structuredContent"]["session"]["agent_name"] == "general"
+    for ident, name in ((2, "session_id"), (3, "limit")):
+        error = replies[ident]["result"]["structuredContent"]["error"]
+        assert (error["code"], error["reason"]) == ("tool_invalid_input", "schema_invalid")
+        assert f'input "{name}"' in error["message"]
+    assert b"Traceback" not in done.stderr
 
 
 @pytest.mark.process

@@ -92,7 +92,7 @@ async def _body(request: Request) -> Any:
     if not data.strip():
         return None
     try:
-        return jsonutil.loads(bytes(data))
+        return jsonutil.loads_request(bytes(data))
     except ValueError:
         raise RequestBodyInvalid(
             "the request body is not valid JSON", reason=Reason.BODY_NOT_JSON

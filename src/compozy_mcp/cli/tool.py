@@ -30,7 +30,7 @@ def _read_input(tool_id: str, text: str) -> Any:
             raise _bad_input(tool_id, f"cannot read {path}: {exc.strerror}") from None
         source = path
     try:
-        value = jsonutil.loads(text)
+        value = jsonutil.loads_request(text)
     except ValueError as exc:
         raise _bad_input(tool_id, f"{source} is not valid JSON: {exc}") from None
     if not isinstance(value, dict):

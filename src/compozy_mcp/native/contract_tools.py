@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from compozy_mcp.cursors import decode_cursor, encode_cursor
+from compozy_mcp.cursors import cursor_schema, decode_cursor, encode_cursor
 from compozy_mcp.errors import ResourceNotFound
 from compozy_mcp.native.context import ToolCall
 from compozy_mcp.native.registry import RegisteredTool, Risk, ToolDefinition, count_preview
@@ -132,7 +132,7 @@ def contract_tools() -> list[ToolDefinition]:
                     "toolset": STRING,
                     "risk": enum(*(r.value for r in Risk)),
                     "limit": {"type": "integer", "minimum": 1, "maximum": 500},
-                    "cursor": STRING,
+                    "cursor": cursor_schema(TOOL_CURSOR),
                 }
             ),
             output_schema=obj({"tools": array(TOOL_LIST_ITEM)}, {"next_cursor": STRING}),

@@ -77,8 +77,10 @@ class ToolDefinition:
     budget_exempt: bool = False
     #: tools that report input errors as ``invalid_request`` keep that code (spec, Errors)
     input_error_code: str = "tool_invalid_input"
-    #: an input field that names the calling session: filled from the caller's scope when
-    #: absent, and refused when it names another session
+    #: input fields that name a session the call acts on: a managed session may name only
+    #: itself or a descendant (``sessions/access.py``); the operator names any
+    acts_on: tuple[str, ...] = ()
+    #: the one of ``acts_on`` that is filled with the calling session when absent
     scope_session_field: str | None = None
 
 
@@ -162,10 +164,17 @@ def register(defn: ToolDefinition) -> RegisteredTool:
             reason=Reason.SCHEMA_INVALID,
         )
     input_schema = _published_input_schema(defn)
-    if defn.scope_session_field and defn.scope_session_field not in input_schema["properties"]:
+    for name in defn.acts_on:
+        if name not in input_schema["properties"]:
+            raise ToolRegistrationError(
+                defn.id,
+                f'session field "{name}" is not an input',
+                reason=Reason.REGISTRATION_INVALID,
+            )
+    if defn.scope_session_field and defn.scope_session_field not in defn.acts_on:
         raise ToolRegistrationError(
             defn.id,
-            f'scope field "{defn.scope_session_field}" is not an input',
+            f'scope field "{defn.scope_session_field}" is not one of the fields it acts on',
             reason=Reason.REGISTRATION_INVALID,
         )
     views = compile_views(defn.id, defn.views, defn.output_schema) if defn.views else None

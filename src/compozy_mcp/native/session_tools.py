@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from compozy_mcp.cursors import cursor_schema
 from compozy_mcp.native.context import ToolCall
 from compozy_mcp.native.registry import Handler, Risk, ToolDefinition
 from compozy_mcp.schemas import (
@@ -19,7 +20,7 @@ from compozy_mcp.schemas import (
     tool_input,
 )
 from compozy_mcp.sessions.ledger import Fences
-from compozy_mcp.sessions.lifecycle import SessionFilter
+from compozy_mcp.sessions.lifecycle import SESSION_CURSOR, SessionFilter
 from compozy_mcp.sessions.model import Selection
 from compozy_mcp.sessions.record_schema import (
     SESSION_COMPACT,
@@ -75,6 +76,7 @@ def _session_tool(
     *,
     risk: Risk = Risk.MUTATING,
     idempotent: bool = False,
+    acts_on: tuple[str, ...] = ("session_id",),
 ) -> ToolDefinition:
     return ToolDefinition(
         id=f"compozy__session_{name}",
@@ -87,6 +89,7 @@ def _session_tool(
         views=SESSION_VIEWS,
         preview=_session_preview,
         idempotent=idempotent,
+        acts_on=acts_on,
     )
 
 
@@ -292,6 +295,7 @@ def session_tools() -> list[ToolDefinition]:
                 },
                 **NEEDS_PROVIDER,
             ),
+            acts_on=(),  # session_id names the new session
         ),
         _session_tool(
             "status", "Read one session.", _status, ONLY_SESSION_ID, risk=Risk.READ, idempotent=True
@@ -308,7 +312,7 @@ def session_tools() -> list[ToolDefinition]:
                     "parent_session_id": STRING,
                     "agent_name": STRING,
                     "limit": {"type": "integer", "minimum": 1, "maximum": 200},
-                    "cursor": STRING,
+                    "cursor": cursor_schema(SESSION_CURSOR),
                 }
             ),
             output_schema=SESSION_PAGE,
@@ -318,6 +322,7 @@ def session_tools() -> list[ToolDefinition]:
             views=SESSION_LIST_VIEWS,
             preview=_list_preview,
             idempotent=True,
+            acts_on=("parent_session_id",),
         ),
         _session_tool(
             "archive",
@@ -386,6 +391,7 @@ def session_tools() -> list[ToolDefinition]:
             toolsets=SESSIONS,
             views=SPAWN_VIEWS,
             preview=lambda r: f"{r['session_id']} spawned at depth {r['spawn_depth']}",
+            acts_on=("parent_session_id",),
             scope_session_field="parent_session_id",
         ),
         _session_tool(

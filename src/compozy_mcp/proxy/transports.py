@@ -22,12 +22,13 @@ MAX_REQUEST_BYTES = 4 * 1024 * 1024
 
 
 async def serve_stdio(server: Server[Any]) -> None:
-    """Serve until stdin ends. A client that goes away while calls are in flight (its end of
-    stdout closed) ends the proxy cleanly too: nobody is left to answer."""
-    from mcp.server.stdio import stdio_server
+    """Serve until stdin ends (and requests in flight are answered: :mod:`.stdio`). A client
+    that goes away while calls are in flight (its end of stdout closed) ends the proxy cleanly
+    too: nobody is left to answer."""
+    from compozy_mcp.proxy.stdio import stdio_streams
 
     try:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_streams() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
     except* (BrokenPipeError, ConnectionResetError):
         log.debug("the stdio client went away mid-call")

@@ -271,7 +271,7 @@ class SessionLedger:
             )
 
     def has_expired(self, reader: StoreReader) -> bool:
-        return bool(reader.expired_sessions(self.now()))
+        return reader.any_expired(self.now())
 
     def mutate(self, call: CallInfo, session_id: str, change: Change) -> Record:
         """Load, change and save one session in one transaction; returns its record.

@@ -4,7 +4,9 @@ The work is done by one class per job, each synchronous and one store transactio
 
 - :class:`~.lifecycle.Lifecycle`: create, read, list, archive, unarchive, rename, stop;
 - :class:`~.binding.RuntimeBinding`: runtime_set, runtime_clear, rewind, continue (fenced);
-- :class:`~.spawning.Spawner`: spawn, fork, and the permission policies of sessions;
+- :class:`~.spawning.Spawner`: spawn and fork, within a parent's budget and policy;
+- :class:`~.access.Access`: what a managed session may call and act on (its policy, its
+  tree, whether it has ended);
 - :class:`~.workspaces.Workspaces`: where sessions live and how they are presented;
 - :class:`~.events.SessionEvents`: what a runtime reports.
 
@@ -27,6 +29,7 @@ from typing import Literal, TypeVar
 from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import Clock
+from compozy_mcp.sessions.access import Access
 from compozy_mcp.sessions.binding import RuntimeBinding
 from compozy_mcp.sessions.events import SessionEvents
 from compozy_mcp.sessions.ledger import Fences, Record, SessionLedger
@@ -54,6 +57,7 @@ class Sessions:
         self.lifecycle = Lifecycle(self.ledger)
         self.binding = RuntimeBinding(self.ledger, driver)
         self.spawner = Spawner(self.ledger)
+        self.access = Access(self.ledger)
         self.workspaces = Workspaces(store, clock)
         self.events = SessionEvents(self.ledger)
         self._offload = offload
@@ -82,12 +86,13 @@ class Sessions:
         return await self._read(lambda reader: self.lifecycle.status(reader, call, session_id))
 
     async def list_sessions(self, call: CallInfo, filters: SessionFilter) -> SessionPage:
-        query = self.lifecycle.query(call, filters)
+        """A page of sessions; a managed session sees only itself and its descendants."""
+        query = replace(self.lifecycle.query(call, filters), subtree_of=call.scope.session_id)
         return await self._read(lambda reader: self.lifecycle.page(reader, query))
 
     def policy(self, session_id: str) -> PermissionPolicy | None:
         """A session's permission policy (cached: policies never change)."""
-        return self.spawner.policy(session_id)
+        return self.access.policy(session_id)
 
     def transcript(self, call: CallInfo, session_id: str) -> list[TranscriptTurn]:
         with self.ledger.store.read() as reader:
@@ -112,6 +117,18 @@ class Sessions:
         reasoning_effort: str | None = None,
     ) -> Record:
         selection = checked_selection(call, provider, model, reasoning_effort)
+        if call.scope.session_id is not None:  # a managed session creates only children
+            request = SpawnRequest(
+                agent_name=agent_name,
+                ttl_seconds=1,  # set from the caller's remaining TTL
+                name=name,
+                spawn_role="created",
+                selection=selection,
+                branch=branch,
+                session_id=session_id,
+                session_type=session_type,
+            )
+            return await self._offload(self.spawner.create_child, call, request)
         work = functools.partial(
             self.lifecycle.create,
             call,

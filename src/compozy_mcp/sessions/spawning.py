@@ -8,9 +8,9 @@ for, its TTL ends before its parent's, its depth and count stay within the paren
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import parse_timestamp, timestamp
@@ -27,14 +27,13 @@ from compozy_mcp.sessions.ledger import (
 )
 from compozy_mcp.sessions.model import (
     Lineage,
-    PermissionPolicy,
     Selection,
     SessionState,
     SpawnBudget,
     Supervision,
 )
 from compozy_mcp.sessions.policy import narrow
-from compozy_mcp.store.base import TranscriptTurn
+from compozy_mcp.store.base import StoreWriter, TranscriptTurn
 
 
 def request_digest(arguments: dict[str, Any]) -> str:
@@ -64,25 +63,15 @@ class SpawnRequest:
     idempotency_key: str | None = None
     #: :func:`request_digest` of the arguments (without the idempotency key)
     digest: str = ""
+    #: the child's id (generated when ``None``) and type (a session a managed session
+    #: creates with ``session_create`` is its child too: see :meth:`Spawner.create_child`)
+    session_id: str | None = None
+    session_type: Literal["user", "subagent", "automation"] = "subagent"
 
 
 class Spawner:
     def __init__(self, ledger: SessionLedger) -> None:
         self._ledger = ledger
-        self._policies: dict[str, PermissionPolicy] = {}
-
-    def policy(self, session_id: str) -> PermissionPolicy | None:
-        """A session's permission policy. Policies never change once a session exists, so
-        each is read once per process (a session-bound proxy asks on every call)."""
-        cached = self._policies.get(session_id)
-        if cached is not None:
-            return cached
-        with self._ledger.store.read() as reader:
-            row = reader.session(session_id)
-        if row is None:
-            return None
-        policy = self._policies[session_id] = self._ledger.state(row).lineage.permission_policy
-        return policy
 
     def fork(
         self,
@@ -98,6 +87,11 @@ class Spawner:
             self._ledger.stop_expired(writer)
             _, source = self._ledger.load(writer, call, session_id)
             check_fences(call, source, fences)
+            managed = call.scope.session_id is not None
+            if managed:  # a managed session's forks count against the budget, like children
+                children = [self._ledger.state(r) for r in writer.children([source.id])]
+                remaining = self._remaining_ttl(source, self._ledger.clock.now())
+                self._check_spawn(call, source, children, remaining, self._ledger.clock.now())
             keep = source.transcript_turns if at_turn is None else at_turn
             if keep > source.transcript_turns:
                 raise ToolConflict(
@@ -112,6 +106,7 @@ class Spawner:
                     "kind": "fork",
                     "parent_session_id": source.id,
                     "idempotency_key": None,
+                    "spawn_depth": source.lineage.spawn_depth + (1 if managed else 0),
                 },
                 deep=True,
             )
@@ -152,7 +147,6 @@ class Spawner:
                 "is required when the call is not made by a session",
             )
         now_dt = self._ledger.clock.now()
-        now = timestamp(now_dt)
         with self._ledger.store.write() as writer:
             self._ledger.stop_expired(writer)
             _, parent = self._ledger.load(writer, call, parent_id)
@@ -162,77 +156,124 @@ class Spawner:
                     if sibling.lineage.idempotency_key == request.idempotency_key:
                         return self._replay_spawn(call, sibling, request.digest)
             self._check_spawn(call, parent, siblings, request.ttl_seconds, now_dt)
-            workspace = writer.workspace(parent.workspace_id)
-            narrowed = narrow(
-                parent.lineage.permission_policy,
-                base_path=workspace.path if workspace else "/",
-                tools=request.tools,
-                skills=request.skills,
-                mcp_servers=request.mcp_servers,
-                workspace_paths=request.workspace_paths,
-            )
-            if narrowed.exceeding:
-                listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in narrowed.exceeding.items())
-                raise SpawnRefused(
-                    call.tool_id,
-                    f'the child asks for more than parent session "{parent.id}" allows ({listed})',
-                    reason=Reason.PERMISSION_EXCEEDS_PARENT,
-                    details={"exceeding": narrowed.exceeding},
-                )
-            ident = new_id("sess")
-            expires = timestamp(now_dt + timedelta(seconds=request.ttl_seconds))
-            budget = parent.lineage.spawn_budget
-            child = SessionState(
-                id=ident,
-                name=request.name,
-                agent_name=request.agent_name,
-                profile_id=parent.profile_id,
-                workspace_id=parent.workspace_id,
-                type="subagent",
-                branch=request.branch if request.worktree else (request.branch or parent.branch),
-                lineage=Lineage(
-                    kind="spawn",
-                    parent_session_id=parent.id,
-                    root_session_id=parent.lineage.root_session_id,
-                    spawn_depth=parent.lineage.spawn_depth + 1,
-                    spawn_role=request.spawn_role,
-                    ttl_expires_at=expires,
-                    spawn_budget=SpawnBudget(
-                        max_children=budget.max_children,
-                        max_depth=budget.max_depth,
-                        ttl_seconds=request.ttl_seconds,
-                    ),
-                    permission_policy=narrowed.policy,
-                    auto_stop_on_parent=request.auto_stop_on_parent,
-                    notify_creator=request.notify_creator,
-                    idempotency_key=request.idempotency_key,
-                ),
-                supervision=Supervision(mode="parent", supervisor_session_id=parent.id),
-                created_at=now,
-                updated_at=now,
-            )
-            chosen = request.selection or parent.runtime.selected
-            if chosen is not None:
-                child.runtime.selected = chosen
-                child.runtime.selection_revision = 1
-            receipt: dict[str, Any] = {}
-            if request.worktree:
-                child.worktree_id = new_id("wt")
-                child.branch = request.branch or f"compozy/{ident}"
-                receipt["worktree"] = {"worktree_id": child.worktree_id, "branch": child.branch}
-            turns: list[TranscriptTurn] = []
-            if request.prompt is not None:
-                queued, turn = self._ledger.new_prompt(child, request.prompt)
-                turns.append(turn)
-                receipt["prompt"] = {
-                    "prompt_id": queued.prompt_id,
-                    "turn": queued.turn,
-                    "status": "queued",
-                }
-            child.spawn_receipt = {"digest": request.digest, **receipt}
-            writer.insert_session(session_row(child))
-            writer.append_turns(turns)
+            child, receipt = self._new_child(writer, call, parent, request, now_dt)
             return self._spawn_result(child, receipt)
+
+    def create_child(self, call: CallInfo, request: SpawnRequest) -> Record:
+        """``session_create`` called by a managed session: the new session is the caller's
+        child (so the caller may act on it, and it on nothing above), within the caller's
+        budget, with the caller's policy and a TTL that ends no later than the caller's."""
+        caller = call.scope.session_id
+        assert caller is not None
+        now_dt = self._ledger.clock.now()
+        with self._ledger.store.write() as writer:
+            self._ledger.stop_expired(writer)
+            _, parent = self._ledger.load(writer, call, caller)
+            if request.session_id is not None and writer.session(request.session_id):
+                raise ToolConflict(
+                    call.tool_id,
+                    f'session "{request.session_id}" already exists',
+                    reason=Reason.SESSION_EXISTS,
+                )
+            siblings = [self._ledger.state(r) for r in writer.children([parent.id])]
+            ttl = self._remaining_ttl(parent, now_dt)
+            self._check_spawn(call, parent, siblings, ttl, now_dt)
+            child, _ = self._new_child(
+                writer, call, parent, replace(request, ttl_seconds=ttl), now_dt
+            )
+            return self._ledger.record(writer, child)
+
+    @staticmethod
+    def _remaining_ttl(parent: SessionState, now: datetime) -> int:
+        """The longest TTL a child of ``parent`` may have from ``now`` (at least 1 s)."""
+        ttl = parent.lineage.spawn_budget.ttl_seconds
+        if parent.lineage.ttl_expires_at is not None:
+            left = int((parse_timestamp(parent.lineage.ttl_expires_at) - now).total_seconds())
+            ttl = min(ttl, left)
+        return max(1, ttl)
+
+    def _new_child(
+        self,
+        writer: StoreWriter,
+        call: CallInfo,
+        parent: SessionState,
+        request: SpawnRequest,
+        now_dt: datetime,
+    ) -> tuple[SessionState, dict[str, Any]]:
+        """Insert a child of ``parent`` (budget already checked); its policy is the parent's,
+        narrowed to what the request asks for."""
+        now = timestamp(now_dt)
+        workspace = writer.workspace(parent.workspace_id)
+        narrowed = narrow(
+            parent.lineage.permission_policy,
+            base_path=workspace.path if workspace else "/",
+            tools=request.tools,
+            skills=request.skills,
+            mcp_servers=request.mcp_servers,
+            workspace_paths=request.workspace_paths,
+        )
+        if narrowed.exceeding:
+            listed = "; ".join(f"{k}: {', '.join(v)}" for k, v in narrowed.exceeding.items())
+            raise SpawnRefused(
+                call.tool_id,
+                f'the child asks for more than parent session "{parent.id}" allows ({listed})',
+                reason=Reason.PERMISSION_EXCEEDS_PARENT,
+                details={"exceeding": narrowed.exceeding},
+            )
+        ident = request.session_id or new_id("sess")
+        expires = timestamp(now_dt + timedelta(seconds=request.ttl_seconds))
+        budget = parent.lineage.spawn_budget
+        child = SessionState(
+            id=ident,
+            name=request.name,
+            agent_name=request.agent_name,
+            profile_id=parent.profile_id,
+            workspace_id=parent.workspace_id,
+            type=request.session_type,
+            branch=request.branch if request.worktree else (request.branch or parent.branch),
+            lineage=Lineage(
+                kind="spawn",
+                parent_session_id=parent.id,
+                root_session_id=parent.lineage.root_session_id,
+                spawn_depth=parent.lineage.spawn_depth + 1,
+                spawn_role=request.spawn_role,
+                ttl_expires_at=expires,
+                spawn_budget=SpawnBudget(
+                    max_children=budget.max_children,
+                    max_depth=budget.max_depth,
+                    ttl_seconds=request.ttl_seconds,
+                ),
+                permission_policy=narrowed.policy,
+                auto_stop_on_parent=request.auto_stop_on_parent,
+                notify_creator=request.notify_creator,
+                idempotency_key=request.idempotency_key,
+            ),
+            supervision=Supervision(mode="parent", supervisor_session_id=parent.id),
+            created_at=now,
+            updated_at=now,
+        )
+        chosen = request.selection or parent.runtime.selected
+        if chosen is not None:
+            child.runtime.selected = chosen
+            child.runtime.selection_revision = 1
+        receipt: dict[str, Any] = {}
+        if request.worktree:
+            child.worktree_id = new_id("wt")
+            child.branch = request.branch or f"compozy/{ident}"
+            receipt["worktree"] = {"worktree_id": child.worktree_id, "branch": child.branch}
+        turns: list[TranscriptTurn] = []
+        if request.prompt is not None:
+            queued, turn = self._ledger.new_prompt(child, request.prompt)
+            turns.append(turn)
+            receipt["prompt"] = {
+                "prompt_id": queued.prompt_id,
+                "turn": queued.turn,
+                "status": "queued",
+            }
+        child.spawn_receipt = {"digest": request.digest, **receipt}
+        writer.insert_session(session_row(child))
+        writer.append_turns(turns)
+        return child, receipt
 
     @staticmethod
     def _spawn_result(child: SessionState, receipt: dict[str, Any]) -> Record:
@@ -290,7 +331,9 @@ class Spawner:
                 f"the budget allows {budget.max_depth}",
                 reason=Reason.SPAWN_DEPTH_EXCEEDED,
             )
-        spawned = sum(1 for s in siblings if s.lineage.kind == "spawn")
+        # an operator's forks are free; everything a managed session makes counts
+        counted = ("spawn",) if call.scope.session_id is None else ("spawn", "fork")
+        spawned = sum(1 for s in siblings if s.lineage.kind in counted)
         if spawned >= budget.max_children:
             raise SpawnRefused(
                 call.tool_id,

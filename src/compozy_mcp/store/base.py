@@ -80,6 +80,8 @@ class SessionQuery:
     archived: bool = False
     parent_session_id: str | None = None
     agent_name: str | None = None
+    #: only this session and its descendants (what a managed session may see)
+    subtree_of: str | None = None
     #: keyset pagination: only rows created before this sequence number (newest first)
     before_seq: int | None = None
     limit: int = 50
@@ -141,6 +143,14 @@ class StoreReader(ABC):
     @abstractmethod
     def expired_sessions(self, now: str) -> list[SessionRow]:
         """Sessions whose TTL has passed and that are not stopped yet."""
+
+    @abstractmethod
+    def any_expired(self, now: str) -> bool:
+        """Whether :meth:`expired_sessions` would find one (without reading any)."""
+
+    @abstractmethod
+    def ancestry(self, session_id: str) -> list[str]:
+        """``session_id`` and its ancestors, nearest first; empty if it does not exist."""
 
     @abstractmethod
     def transcript(self, session_id: str) -> list[TranscriptTurn]: ...

@@ -125,9 +125,17 @@ class _SQLiteReader(StoreReader):
         if query.before_seq is not None:
             where.append("seq < ?")
             params.append(query.before_seq)
+        prefix = ""
+        if query.subtree_of is not None:
+            prefix = (
+                "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT s.id FROM sessions s "
+                "JOIN tree ON s.parent_session_id = tree.id) "
+            )
+            params.insert(0, query.subtree_of)
+            where.append("id IN (SELECT id FROM tree)")
         params.append(query.limit)
         sql = (
-            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE {' AND '.join(where)} "
+            f"{prefix}SELECT {_SESSION_COLUMNS} FROM sessions WHERE {' AND '.join(where)} "
             "ORDER BY seq DESC LIMIT ?"
         )
         return [_session(row) for row in self._conn.execute(sql, params)]
@@ -184,6 +192,25 @@ class _SQLiteReader(StoreReader):
             (now,),
         )
         return [_session(row) for row in rows]
+
+    def any_expired(self, now: str) -> bool:
+        row = self._one(
+            "SELECT 1 FROM sessions WHERE ttl_expires_at IS NOT NULL AND ttl_expires_at <= ? "
+            "AND state != 'stopped' LIMIT 1",
+            (now,),
+        )
+        return row is not None
+
+    def ancestry(self, session_id: str) -> list[str]:
+        rows = self._conn.execute(
+            "WITH RECURSIVE up(id, parent, depth) AS ("
+            " SELECT id, parent_session_id, 0 FROM sessions WHERE id = ?"
+            " UNION ALL SELECT s.id, s.parent_session_id, up.depth + 1 FROM sessions s"
+            " JOIN up ON s.id = up.parent WHERE up.depth < 64"
+            ") SELECT id FROM up ORDER BY depth",
+            (session_id,),
+        )
+        return [row["id"] for row in rows]
 
     def transcript(self, session_id: str) -> list[TranscriptTurn]:
         rows = self._conn.execute(

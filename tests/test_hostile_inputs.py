@@ -1,0 +1,170 @@
+"""Inputs that used to reach a traceback (issue 11, item 5) end in a typed input error on every
+surface: the dispatcher (and so MCP), the HTTP API and the CLI."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from tests.clirun import run_cli
+from tests.conftest import Caller
+
+from compozy_mcp.api.openapi import document
+from compozy_mcp.api.routes import api_app
+from compozy_mcp.assembly import App
+from compozy_mcp.errors import ToolInvalidInput, ToolNotFound
+from compozy_mcp.hostapi.local import LocalHost
+
+pytestmark = pytest.mark.anyio
+
+INT64_MAX = 2**63 - 1
+SESSION = "sess-hostile"
+
+
+@pytest.fixture
+async def api(app: App, call: Caller) -> AsyncIterator[httpx2.AsyncClient]:
+    await call.create(session_id=SESSION)
+    transport = httpx2.ASGITransport(app=api_app(LocalHost(app), document))
+    async with httpx2.AsyncClient(transport=transport, base_url="http://localhost") as client:
+        yield client
+
+
+async def _invalid(call: Caller, tool_id: str, tool_input: dict[str, Any]) -> ToolInvalidInput:
+    with pytest.raises(ToolInvalidInput) as caught:
+        await call(tool_id, tool_input)
+    assert caught.value.code == "tool_invalid_input"
+    return caught.value
+
+
+# --- integers outside the signed 64-bit range -------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [2**63, 2**64, -(2**63) - 1])
+async def test_an_integer_outside_64_bits_is_a_schema_error(call: Caller, value: int) -> None:
+    await call.create(session_id=SESSION)
+    error = await _invalid(
+        call,
+        "compozy__session_runtime_set",
+        {"session_id": SESSION, "provider": "claude", "selection_revision": value, "generation": 0},
+    )
+    assert error.field == "selection_revision"
+    assert "must be at" in error.message
+
+
+async def test_the_http_api_refuses_2_to_the_64_as_a_typed_400(api: httpx2.AsyncClient) -> None:
+    body = (
+        b'{"input":{"session_id":"' + SESSION.encode() + b'","provider":"claude",'
+        b'"selection_revision":18446744073709551616,"generation":0}}'
+    )
+    response = await api.post(
+        "/tools/compozy__session_runtime_set/invoke",
+        content=body,
+        headers={"Content-Type": "application/json"},
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == "tool_invalid_input"
+
+
+def test_the_cli_refuses_2_to_the_64_with_exit_2_and_no_traceback(tmp_path: Path) -> None:
+    env = {"COMPOZY_HOME": str(tmp_path / "home"), "COMPOZY_WORKSPACE": str(tmp_path)}
+    tool_input = (
+        '{"session_id":"s","provider":"claude",'
+        '"selection_revision":18446744073709551616,"generation":0}'
+    )
+    done = run_cli(
+        "tool",
+        "invoke",
+        "compozy__session_runtime_set",
+        "--input",
+        tool_input,
+        "-o",
+        "json",
+        env=env,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+# --- cursors ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    ["czo5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OQ", "s" + "9" * 19, "s-1", "t5", "", "s1.5"],
+)
+async def test_a_cursor_that_is_not_one_is_refused_and_a_huge_one_never_reaches_the_store(
+    call: Caller, api: httpx2.AsyncClient, cursor: str
+) -> None:
+    error = await _invalid(call, "compozy__session_list", {"cursor": cursor})
+    assert (
+        error.message
+        == 'tool "compozy__session_list" input "cursor" is not a cursor this tool returned'
+    )
+    response = await api.get("/sessions", params={"cursor": cursor})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "tool_invalid_input"
+
+
+async def test_the_largest_well_formed_cursor_is_a_page_not_an_error(call: Caller) -> None:
+    page = await call.structured("compozy__session_list", {"cursor": "s" + "9" * 18})
+    assert "sessions" in page
+
+
+# --- integral floats: one rule, refused by the schema ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tool_id", "extra"),
+    [
+        ("compozy__session_list", {}),
+        ("compozy__skill_search", {"query": "x"}),
+        ("compozy__tool_search", {"query": "x"}),
+        ("compozy__tool_list", {}),
+    ],
+)
+async def test_an_integral_float_limit_is_refused_as_not_an_integer(
+    call: Caller, tool_id: str, extra: dict[str, Any]
+) -> None:
+    error = await _invalid(call, tool_id, {**extra, "limit": 20.0})
+    assert error.message == f'tool "{tool_id}" input "limit" must be an integer'
+
+
+# --- lone surrogates ----------------------------------------------------------------------------
+
+
+async def test_a_lone_surrogate_is_invalid_input_naming_its_field(call: Caller) -> None:
+    error = await _invalid(call, "compozy__session_status", {"session_id": "\ud800"})
+    assert error.field == "session_id"
+    assert error.message.endswith("must be Unicode text without lone surrogates")
+
+
+async def test_the_http_api_refuses_a_lone_surrogate_as_a_typed_400(
+    api: httpx2.AsyncClient,
+) -> None:
+    response = await api.post(
+        "/tools/compozy__session_status/invoke",
+        content=b'{"input":{"session_id":"\\ud800"}}',
+        headers={"Content-Type": "application/json"},
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == "tool_invalid_input"
+
+
+async def test_an_unknown_tool_named_with_a_surrogate_still_gets_its_error(call: Caller) -> None:
+    with pytest.raises(ToolNotFound) as caught:
+        await call("compozy__\ud800", {})
+    assert "\ud800" not in str(caught.value)
+
+
+async def test_nan_and_infinity_are_not_json(api: httpx2.AsyncClient) -> None:
+    for text in (b'{"input":{"limit":NaN}}', b'{"input":{"limit":1e400}}'):
+        response = await api.post(
+            "/tools/compozy__session_list/invoke",
+            content=text,
+            headers={"Content-Type": "application/json"},
+        )
+        assert response.status_code == 400
+        assert response.json()["error"]["reason"] == "body_not_json"
