@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run tour test lint typecheck unit tests node-deps bench clean
+.PHONY: install run tour test lint typecheck unit tests node-deps soak bench clean
 
 $(STAMP): pyproject.toml
 	@echo "install: creating $(VENV) and installing compozy-mcp with its dev tools from PyPI"
@@ -47,6 +47,13 @@ tests: $(STAMP) node-deps
 	$(BIN)/pytest
 
 test: lint typecheck tests
+
+# The soak (about 10 minutes): 10,000 hostile calls against a daemon, kill -9 during write
+# bursts, and schemathesis against its OpenAPI document; figures in .soak/figures.json.
+soak: $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,soak]'
+	rm -f .soak/figures.json
+	$(BIN)/pytest -m soak -s
 
 # Catalog bytes, result bytes and call overhead (FastMCP is installed into .bench/ on first use).
 bench: $(STAMP)

@@ -151,13 +151,20 @@ async def serve_http(app: Any) -> None:
     await net.serve_sockets(app, [sock])
 
 
+async def sdk_stdio(server: Server[Any]) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
 def serve(kind: str, transport: str, world: Path | None) -> None:
-    if kind == "sdk":
+    if kind == "sdk":  # the SDK's own transports: the baseline
         low = sdk_server()
         if transport == "stdio":
-            anyio.run(transports.serve_stdio, low)
+            anyio.run(sdk_stdio, low)
         else:
-            anyio.run(serve_http, transports.http_app(low))
+            anyio.run(serve_http, low.streamable_http_app(json_response=True))
     elif kind == "mcpserver":
         high = mcpserver()
         if transport == "stdio":
@@ -171,7 +178,7 @@ def serve(kind: str, transport: str, world: Path | None) -> None:
             if transport == "stdio":
                 anyio.run(transports.serve_stdio, proxy.server)
             else:
-                anyio.run(serve_http, transports.http_app(proxy.server))
+                anyio.run(serve_http, transports.http_app(proxy.server, proxy.app.settings))
 
 
 def main(argv: list[str] | None = None) -> int:

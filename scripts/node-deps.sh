@@ -9,6 +9,11 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   exit 0
 fi
 for dir in tests/proxy/ts_client tests/proxy/inspector_cli; do
+  if [ -L "$dir/node_modules" ]; then
+    # another checkout's packages, linked in: npm ci would empty that checkout's folder
+    echo "node-deps: $dir/node_modules is a symlink; leaving it as it is"
+    continue
+  fi
   stamp="$dir/node_modules/.package-lock.json"
   if [ -f "$stamp" ] && [ "$stamp" -nt "$dir/package-lock.json" ]; then
     echo "node-deps: $dir is up to date ($(du -sh "$dir/node_modules" | cut -f1))"

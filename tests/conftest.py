@@ -26,7 +26,7 @@ from compozy_mcp.dispatch import ToolResult
 from compozy_mcp.store import SQLiteStore
 
 START = datetime(2026, 11, 10, 14, 2, 11, tzinfo=UTC)
-SLOW_TIERS = ("process", "node", "bench")
+SLOW_TIERS = ("process", "node", "bench", "soak")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -34,7 +34,13 @@ def pytest_configure(config: pytest.Config) -> None:
         tiers.scale = 0.2
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # the soak runs only when asked for by name (``make soak``: ``-m soak``)
+    if "soak" not in config.getoption("markexpr", ""):
+        kept = [item for item in items if item.get_closest_marker("soak") is None]
+        if len(kept) != len(items):
+            config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+            items[:] = kept
     for item in items:
         if not any(item.get_closest_marker(tier) for tier in SLOW_TIERS):
             item.add_marker(pytest.mark.unit)

@@ -15,7 +15,7 @@ from tests.conftest import Caller
 from compozy_mcp.api.openapi import document
 from compozy_mcp.api.routes import api_app
 from compozy_mcp.assembly import App
-from compozy_mcp.errors import ToolInvalidInput, ToolNotFound
+from compozy_mcp.errors import ResourceNotFound, ToolInvalidInput, ToolNotFound
 from compozy_mcp.hostapi.local import LocalHost
 
 pytestmark = pytest.mark.anyio
@@ -113,23 +113,34 @@ async def test_the_largest_well_formed_cursor_is_a_page_not_an_error(call: Calle
     assert "sessions" in page
 
 
-# --- integral floats: one rule, refused by the schema ---------------------------------------
+# --- integral floats: one rule, the JSON Schema one ----------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("tool_id", "extra"),
+    ("tool_id", "extra", "listed"),
     [
-        ("compozy__session_list", {}),
-        ("compozy__skill_search", {"query": "x"}),
-        ("compozy__tool_search", {"query": "x"}),
-        ("compozy__tool_list", {}),
+        ("compozy__session_list", {}, "sessions"),
+        ("compozy__skill_search", {"query": "x"}, "skills"),
+        ("compozy__tool_search", {"query": "session"}, "tools"),
+        ("compozy__tool_list", {}, "tools"),
     ],
 )
-async def test_an_integral_float_limit_is_refused_as_not_an_integer(
-    call: Caller, tool_id: str, extra: dict[str, Any]
+async def test_an_integral_float_is_an_integer_and_the_handler_gets_an_int(
+    call: Caller, tool_id: str, extra: dict[str, Any], listed: str
 ) -> None:
-    error = await _invalid(call, tool_id, {**extra, "limit": 20.0})
+    """``{"limit": 1.0}`` used to pass the schema and fail in the handler (TypeError): JSON
+    Schema calls 1.0 an integer, so every surface takes it as 1."""
+    await call.create()
+    await call.create()
+    result = await call.structured(tool_id, {**extra, "limit": 1.0})
+    assert len(result[listed]) <= 1
+    error = await _invalid(call, tool_id, {**extra, "limit": 1.5})
     assert error.message == f'tool "{tool_id}" input "limit" must be an integer'
+
+
+async def test_an_integral_float_past_64_bits_is_still_out_of_range(call: Caller) -> None:
+    error = await _invalid(call, "compozy__session_list", {"limit": 1e30})
+    assert error.message.endswith('input "limit" must be at most 200')
 
 
 # --- lone surrogates ----------------------------------------------------------------------------
@@ -168,3 +179,21 @@ async def test_nan_and_infinity_are_not_json(api: httpx2.AsyncClient) -> None:
         )
         assert response.status_code == 400
         assert response.json()["error"]["reason"] == "body_not_json"
+
+
+async def test_an_object_where_a_list_of_strings_is_wanted_is_invalid_input(call: Caller) -> None:
+    """Found by schemathesis: ``"workspace_paths": [{}]`` reached a set() of dicts (HTTP 500)."""
+    parent = (await call.create())["id"]
+    error = await _invalid(
+        call,
+        "compozy__session_spawn",
+        {"parent_session_id": parent, "agent_name": "w", "ttl_seconds": 1, "workspace_paths": [{}]},
+    )
+    assert error.field == "workspace_paths[0]"
+
+
+async def test_an_empty_parent_session_id_is_a_session_that_does_not_exist(call: Caller) -> None:
+    with pytest.raises(ResourceNotFound):
+        await call(
+            "compozy__session_spawn", {"parent_session_id": "", "agent_name": "w", "ttl_seconds": 1}
+        )

@@ -77,7 +77,7 @@ def test_the_fast_check_accepts_ordinary_valid_input(
     "tool_input",
     [
         {"agent_name": "g", "ttl_seconds": 60, "tools": ["a", "a"]},
-        {"agent_name": "g", "ttl_seconds": 1.0},
+        {"agent_name": "g", "ttl_seconds": 1.5},
         {"agent_name": "g", "ttl_seconds": True},
         {"agent_name": "g", "ttl_seconds": 0},
         {"agent_name": "g", "ttl_seconds": 60, "model": "m"},

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from compozy_mcp.blocking import Offload
@@ -63,29 +65,58 @@ def _text_page(data: bytes, limit: int) -> bytes:
     return data[:end]
 
 
+#: whose artifact an operator call stores
+OPERATOR_OWNER = ""
+#: decides whether a caller may read an artifact, given the sessions that stored it
+MayRead = Callable[[list[str]], bool]
+
+
 class ArtifactService:
     """Stores results too large for the budget (a write, run off the event loop) and reads
-    them back in pages (on the loop)."""
+    them back in pages (on the loop).
 
-    def __init__(self, store: Store, clock: Clock, offload: Offload) -> None:
+    An artifact lives ``ttl_seconds`` after it was last stored (the same content stored again
+    is kept once and lives on), then :meth:`sweep` deletes it; it is gone with the sessions that
+    stored it when they are deleted.
+    """
+
+    def __init__(self, store: Store, clock: Clock, offload: Offload, *, ttl_seconds: int) -> None:
         self._store = store
         self._clock = clock
         self._offload = offload
+        self._ttl = timedelta(seconds=ttl_seconds)
 
     async def put(
-        self, tool_id: str, data: bytes, *, mime_type: str, meta: dict[str, Any]
+        self,
+        tool_id: str,
+        data: bytes,
+        *,
+        mime_type: str,
+        meta: dict[str, Any],
+        owner: str = OPERATOR_OWNER,
     ) -> ArtifactRef:
-        return await self._offload(self._put, tool_id, data, mime_type, meta)
+        return await self._offload(self._put, tool_id, data, mime_type, meta, owner)
 
-    def _put(self, tool_id: str, data: bytes, mime_type: str, meta: dict[str, Any]) -> ArtifactRef:
+    def _put(
+        self, tool_id: str, data: bytes, mime_type: str, meta: dict[str, Any], owner: str
+    ) -> ArtifactRef:
         digest = sha256_hex(data)
         ref = ArtifactRef(f"{ARTIFACT_SCHEME}art_{digest}", mime_type, len(data), digest)
+        now = self._clock.now()
         row = ArtifactRow(
-            ref.uri, digest, mime_type, len(data), tool_id, timestamp(self._clock.now()), meta
+            ref.uri,
+            digest,
+            mime_type,
+            len(data),
+            tool_id,
+            timestamp(now),
+            meta,
+            expires_at=timestamp(now + self._ttl),
         )
         try:
             with self._store.write() as writer:
-                writer.put_artifact(row, data)
+                writer.delete_expired_artifacts(timestamp(now))
+                writer.put_artifact(row, data, owner=owner)
         except StoreBusy:
             raise
         except Exception as exc:
@@ -95,17 +126,40 @@ class ArtifactService:
             ) from exc
         return ref
 
+    def sweep(self) -> int:
+        """Delete expired artifacts (a write: run it off the event loop); returns how many."""
+        with self._store.write() as writer:
+            return writer.delete_expired_artifacts(timestamp(self._clock.now()))
+
     def read(
-        self, tool_id: str, uri: str, *, offset: int, limit: int, encoding: str = "base64"
+        self,
+        tool_id: str,
+        uri: str,
+        *,
+        offset: int,
+        limit: int,
+        encoding: str = "base64",
+        may_read: MayRead | None = None,
     ) -> dict[str, Any]:
-        """One page of an artifact. ``text`` pages never split a UTF-8 character."""
+        """One page of an artifact. ``text`` pages never split a UTF-8 character. An expired
+        artifact, or one ``may_read`` refuses, does not exist for the caller."""
         with self._store.read() as reader:
             row = reader.artifact(uri)
-            if row is None:
-                raise ResourceNotFound(tool_id, "artifact", uri)
+            owners = reader.artifact_owners(uri) if row is not None and may_read else []
             # Text pages read a few bytes more, to finish a character cut by the limit.
             extra = 3 if encoding == "text" else 0
-            data = reader.artifact_bytes(uri, offset, limit + extra) if offset < row.bytes else b""
+            data = (
+                reader.artifact_bytes(uri, offset, limit + extra)
+                if row is not None and offset < row.bytes
+                else b""
+            )
+        now = timestamp(self._clock.now())
+        if (
+            row is None
+            or (row.expires_at is not None and row.expires_at <= now)
+            or (may_read is not None and not may_read(owners))
+        ):
+            raise ResourceNotFound(tool_id, "artifact", uri)
         if encoding == "text":
             data = _text_page(data, limit)
         next_offset = offset + len(data)

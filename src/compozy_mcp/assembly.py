@@ -21,6 +21,7 @@ from compozy_mcp.sessions.runtime import RecordedDriver, RuntimeDriver
 from compozy_mcp.sessions.service import Sessions
 from compozy_mcp.skills import SkillService
 from compozy_mcp.store import SQLiteStore, Store
+from compozy_mcp.upkeep import Upkeep
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +31,7 @@ class App:
     services: Services
     dispatcher: Dispatcher
     catalog: ToolCatalog
+    upkeep: Upkeep
 
     @property
     def sessions(self) -> Sessions:
@@ -73,11 +75,14 @@ def open_app(
             settings=settings,
             sessions=sessions,
             skills=SkillService(settings.skills_dir),
-            artifacts=ArtifactService(store, clock, offload),
+            artifacts=ArtifactService(
+                store, clock, offload, ttl_seconds=settings.artifact_ttl_seconds
+            ),
             catalog=catalog,
         )
         dispatcher = Dispatcher(registry, services, hooks=hooks)
+        upkeep = Upkeep(store, sessions, services.artifacts)
     except BaseException:
         store.close()
         raise
-    return App(settings, store, services, dispatcher, catalog)
+    return App(settings, store, services, dispatcher, catalog, upkeep)

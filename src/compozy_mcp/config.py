@@ -1,31 +1,101 @@
-"""Settings read from the environment: where the data lives and the result budget."""
+"""Settings read from the environment: where the data lives, and the limits that keep one
+process (and its store) bounded. Every number has a documented default and a range; a value
+out of range is a :class:`~compozy_mcp.errors.ConfigError` naming the variable."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from compozy_mcp.errors import ConfigError
 
-DEFAULT_MAX_RESULT_BYTES = 256 * 1024
-MAX_RESULT_BYTES_CAP = 16 * 1024 * 1024
-MIN_RESULT_BYTES = 1024
-DEFAULT_STORE_BUSY_TIMEOUT_MS = 5_000
-MAX_STORE_BUSY_TIMEOUT_MS = 600_000
+DAY = 86_400
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """One integer setting: its environment variable, default and range."""
+
+    env: str
+    default: int
+    low: int
+    high: int
+    meaning: str
+
+    def read(self, env: Mapping[str, str]) -> int:
+        text = env.get(self.env)
+        if text is None or text.strip() == "":
+            return self.default
+        try:
+            value = int(text)
+        except ValueError:
+            raise ConfigError(f"{self.env} must be an integer, got {text!r}") from None
+        return self.check(value)
+
+    def check(self, value: int) -> int:
+        if not self.low <= value <= self.high:
+            raise ConfigError(
+                f"{self.env} ({self.meaning}) must be between {self.low} and {self.high}, "
+                f"got {value}"
+            )
+        return value
+
+
+#: every integer setting, by the ``Settings`` field it fills
+LIMITS: dict[str, Limit] = {
+    "max_result_bytes": Limit(
+        "COMPOZY_MAX_RESULT_BYTES", 256 * 1024, 1024, 16 * 1024 * 1024,
+        "the largest result returned whole; a larger one becomes an artifact",
+    ),
+    "store_busy_timeout_ms": Limit(
+        "COMPOZY_STORE_BUSY_TIMEOUT_MS", 5_000, 0, 600_000,
+        "how long a write waits for another writer before it fails as store_busy",
+    ),
+    "artifact_ttl_seconds": Limit(
+        "COMPOZY_ARTIFACT_TTL_SECONDS", DAY, 1, 365 * DAY,
+        "how long a truncated result's artifact is kept after it was last stored",
+    ),
+    "mcp_max_sessions": Limit(
+        "COMPOZY_MCP_MAX_SESSIONS", 64, 1, 100_000,
+        "stateful MCP sessions open at once over HTTP; past it the longest idle is closed",
+    ),
+    "mcp_session_idle_seconds": Limit(
+        "COMPOZY_MCP_SESSION_IDLE_SECONDS", 900, 1, 7 * DAY,
+        "how long a stateful MCP session may stay idle before it is closed",
+    ),
+    "http_head_timeout_seconds": Limit(
+        "COMPOZY_HTTP_HEAD_TIMEOUT_SECONDS", 15, 1, 3_600,
+        "how long a request's line and headers may take to arrive",
+    ),
+    "http_body_timeout_seconds": Limit(
+        "COMPOZY_HTTP_BODY_TIMEOUT_SECONDS", 60, 1, 3_600,
+        "how long a request's body may take to arrive",
+    ),
+    "upkeep_seconds": Limit(
+        "COMPOZY_UPKEEP_SECONDS", 300, 1, DAY,
+        "how often the daemon sweeps expired sessions and artifacts and folds the WAL",
+    ),
+}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """``COMPOZY_HOME`` (default ``~/.compozy``), ``COMPOZY_MAX_RESULT_BYTES`` (256 KiB) and
-    ``COMPOZY_STORE_BUSY_TIMEOUT_MS`` (how long a write waits for another writer, 5000)."""
+    """``COMPOZY_HOME`` (default ``~/.compozy``), ``COMPOZY_WORKSPACE`` (the default workspace's
+    path when the store is created) and the limits of :data:`LIMITS`."""
 
     home: Path
-    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
-    store_busy_timeout_ms: int = DEFAULT_STORE_BUSY_TIMEOUT_MS
     #: the path recorded for the default workspace when the store is first created
     default_workspace_path: Path | None = None
+    max_result_bytes: int = LIMITS["max_result_bytes"].default
+    store_busy_timeout_ms: int = LIMITS["store_busy_timeout_ms"].default
+    artifact_ttl_seconds: int = LIMITS["artifact_ttl_seconds"].default
+    mcp_max_sessions: int = LIMITS["mcp_max_sessions"].default
+    mcp_session_idle_seconds: int = LIMITS["mcp_session_idle_seconds"].default
+    http_head_timeout_seconds: int = LIMITS["http_head_timeout_seconds"].default
+    http_body_timeout_seconds: int = LIMITS["http_body_timeout_seconds"].default
+    upkeep_seconds: int = LIMITS["upkeep_seconds"].default
 
     @property
     def db_path(self) -> Path:
@@ -39,53 +109,15 @@ class Settings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
         home_text = env.get("COMPOZY_HOME") or str(Path.home() / ".compozy")
-        home = Path(home_text).expanduser()
-        budget = _parse_budget(env.get("COMPOZY_MAX_RESULT_BYTES"))
-        busy = _parse_int(
-            "COMPOZY_STORE_BUSY_TIMEOUT_MS",
-            env.get("COMPOZY_STORE_BUSY_TIMEOUT_MS"),
-            DEFAULT_STORE_BUSY_TIMEOUT_MS,
-            low=0,
-            high=MAX_STORE_BUSY_TIMEOUT_MS,
-        )
         workspace = env.get("COMPOZY_WORKSPACE")
         return cls(
-            home=home,
-            max_result_bytes=budget,
-            store_busy_timeout_ms=busy,
+            home=Path(home_text).expanduser(),
             default_workspace_path=Path(workspace).expanduser() if workspace else None,
+            **{name: limit.read(env) for name, limit in LIMITS.items()},
         )
 
     def with_budget(self, max_result_bytes: int) -> Settings:
-        return replace(self, max_result_bytes=_check_budget(max_result_bytes))
+        return replace(self, max_result_bytes=LIMITS["max_result_bytes"].check(max_result_bytes))
 
 
-def _parse_int(name: str, text: str | None, default: int, *, low: int, high: int) -> int:
-    if text is None or text.strip() == "":
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        raise ConfigError(f"{name} must be an integer, got {text!r}") from None
-    if not low <= value <= high:
-        raise ConfigError(f"{name} must be between {low} and {high}, got {value}")
-    return value
-
-
-def _parse_budget(text: str | None) -> int:
-    if text is None or text.strip() == "":
-        return DEFAULT_MAX_RESULT_BYTES
-    try:
-        value = int(text)
-    except ValueError:
-        raise ConfigError(f"COMPOZY_MAX_RESULT_BYTES must be an integer, got {text!r}") from None
-    return _check_budget(value)
-
-
-def _check_budget(value: int) -> int:
-    if not MIN_RESULT_BYTES <= value <= MAX_RESULT_BYTES_CAP:
-        raise ConfigError(
-            f"the result budget must be between {MIN_RESULT_BYTES} and {MAX_RESULT_BYTES_CAP} "
-            f"bytes, got {value}"
-        )
-    return value
+assert set(LIMITS) <= {f.name for f in fields(Settings)}

@@ -1,58 +1,105 @@
 """The daemon: one ASGI app with the HTTP API at ``/api`` and the hosted MCP endpoint at ``/mcp``,
 served on any number of bound sockets (TCP and a Unix socket) by :func:`compozy_mcp.net.serve`.
 
-The MCP endpoint is the proxy's Streamable HTTP app; its session manager runs inside this
-app's lifespan. It serves every caller: a request that names a managed session in
+The MCP endpoint serves every caller: a request that names a managed session in
 ``X-Compozy-Session`` (as ``compozy proxy --session`` does against a daemon) lists and calls
-what that session's policy allows, one that names none gets the full-policy catalog.
+what that session's policy allows, one that names none gets the full-policy catalog. Its
+stateful sessions are bounded (``COMPOZY_MCP_MAX_SESSIONS``, idle ones closed after
+``COMPOZY_MCP_SESSION_IDLE_SECONDS``: :mod:`compozy_mcp.proxy.http_sessions`).
+
+While it serves, upkeep (:mod:`compozy_mcp.upkeep`) runs every ``COMPOZY_UPKEEP_SECONDS``:
+expired sessions are stopped, expired artifacts deleted, the write-ahead log folded back.
 
 Host/Origin checks and the token are :class:`~compozy_mcp.api.auth.Guard`'s, for both
 endpoints, so the SDK's own DNS-rebinding check (which cannot serve TCP and a socket with one
-allow-list) is off.
+allow-list) is off. ``GET /healthz`` answers whether the daemon is alive, without a token.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import anyio
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.routing import Mount
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
 
+from compozy_mcp import jsonutil
 from compozy_mcp.api import openapi
 from compozy_mcp.api.auth import Access, Guard
 from compozy_mcp.api.routes import EXCEPTION_HANDLERS, api_app
+from compozy_mcp.errors import CompozyError
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.hostapi.wire import API_PREFIX
 
 if TYPE_CHECKING:
     from compozy_mcp.assembly import App
 
+log = logging.getLogger(__name__)
 
-def daemon_app(app: App, access: Access) -> Starlette:
+HEALTHZ = "/healthz"
+
+
+async def _upkeep_every(app: App, seconds: float) -> None:
+    """Run upkeep every ``seconds`` until cancelled; a failed round is logged, not fatal."""
+    while True:
+        await anyio.sleep(seconds)
+        try:
+            report = await anyio.to_thread.run_sync(app.upkeep.run)
+        except CompozyError as error:  # a busy store: the next round tries again
+            log.warning("upkeep skipped: %s", error.message)
+            continue
+        if report.sessions_stopped or report.artifacts_deleted:
+            log.info("upkeep: %s", report.payload())
+
+
+def daemon_app(app: App, access: Access, *, address: str | None = None) -> Starlette:
+    """The daemon's app over ``app``; ``address`` (``http://HOST:PORT``) is where its OpenAPI
+    document says it is served."""
     from mcp.server.transport_security import TransportSecuritySettings
 
+    from compozy_mcp.proxy.http_sessions import mcp_http_app
     from compozy_mcp.proxy.server import ProxyServer
     from compozy_mcp.proxy.transports import MAX_REQUEST_BYTES, MCP_PATH, QuietDisconnects
 
-    mcp_app = ProxyServer(app, scope_per_request=True).server.streamable_http_app(
-        streamable_http_path=MCP_PATH,
-        json_response=True,
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        max_request_body_size=MAX_REQUEST_BYTES,
+    settings = app.settings
+    mcp_app, sessions = mcp_http_app(
+        ProxyServer(app, scope_per_request=True).server,
+        path=MCP_PATH,
+        security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        max_sessions=settings.mcp_max_sessions,
+        idle_seconds=settings.mcp_session_idle_seconds,
+        max_request_bytes=MAX_REQUEST_BYTES,
     )
     mcp_app.add_middleware(QuietDisconnects)
 
+    async def healthz(_: Request) -> Response:
+        body: dict[str, Any] = {"status": "ok", "mcp_sessions": sessions.open_sessions}
+        return Response(jsonutil.dumps(body), media_type="application/json")
+
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        async with mcp_app.router.lifespan_context(mcp_app):
-            yield
+        async with mcp_app.router.lifespan_context(mcp_app), anyio.create_task_group() as tasks:
+            tasks.start_soon(_upkeep_every, app, settings.upkeep_seconds)
+            try:
+                yield
+            finally:
+                tasks.cancel_scope.cancel()
 
+    document = openapi.for_address(address)
     combined = Starlette(
-        routes=[Mount(API_PREFIX, app=api_app(LocalHost(app), openapi.document)), *mcp_app.routes],
-        middleware=[Middleware(Guard, access=access)],
+        routes=[
+            Route(HEALTHZ, healthz, methods=["GET"]),
+            Mount(API_PREFIX, app=api_app(LocalHost(app), document)),
+            *mcp_app.routes,
+        ],
+        middleware=[Middleware(Guard, access=access, open_paths=(HEALTHZ,))],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,
     )

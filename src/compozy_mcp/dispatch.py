@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compozy_mcp import jsonutil
-from compozy_mcp.artifacts import MAX_PAGE_BYTES, ArtifactRef
+from compozy_mcp.artifacts import MAX_PAGE_BYTES, OPERATOR_OWNER, ArtifactRef
 from compozy_mcp.calls import OPERATOR, CallInfo, CallScope
 from compozy_mcp.errors import (
     CompozyError,
@@ -135,8 +135,7 @@ class Dispatcher:
         where = lone_surrogate_at(raw)
         if where is not None:
             raise tool.invalid("must be Unicode text without lone surrogates", field=where)
-        tool.check_input(raw)
-        return raw, view
+        return tool.check_input(raw), view
 
     async def _pre_call(
         self,
@@ -196,10 +195,21 @@ class Dispatcher:
         scope: CallScope = OPERATOR,
         pin_view: bool = False,
     ) -> ToolResult:
-        """Run one tool call through every step; raises :class:`ToolError` on failure.
+        """Run one tool call through every step; raises :class:`ToolError` on failure (any
+        other failure, whatever step it comes from, becomes one: :func:`_as_tool_error`).
 
         ``pin_view`` fixes the view to the one the original input selects (Loop nodes).
         """
+        try:
+            return await self._call(tool_id, tool_input, scope, pin_view)
+        except ToolError:
+            raise
+        except Exception as exc:
+            raise _as_tool_error(tool_id, exc) from exc
+
+    async def _call(
+        self, tool_id: str, tool_input: Any, scope: CallScope, pin_view: bool
+    ) -> ToolResult:
         started = time.perf_counter()
         tool = self.registry.get(tool_id)
         self._authorize(tool, scope)
@@ -249,7 +259,7 @@ class Dispatcher:
             record = await tool.definition.handler(
                 ToolCall(CallInfo(tool.id, scope), self.services), without_selector(bound)
             )
-            return await self._finish(tool, record, view, started)
+            return await self._finish(tool, scope, record, view, started)
         except Exception as exc:
             error = _as_tool_error(tool.id, exc)
             if error is exc:
@@ -264,7 +274,12 @@ class Dispatcher:
                 log.exception("hook failed on %s", payload["event"])
 
     async def _finish(
-        self, tool: RegisteredTool, record: dict[str, Any], view: ResultView | None, started: float
+        self,
+        tool: RegisteredTool,
+        scope: CallScope,
+        record: dict[str, Any],
+        view: ResultView | None,
+        started: float,
     ) -> ToolResult:
         defn = tool.definition
         structured = (
@@ -283,11 +298,12 @@ class Dispatcher:
                 structured_json=data,
                 duration_ms=(time.perf_counter() - started) * 1000,
             )
-        return await self._truncated(tool, view, data, budget, started)
+        return await self._truncated(tool, scope, view, data, budget, started)
 
     async def _truncated(
         self,
         tool: RegisteredTool,
+        scope: CallScope,
         view: ResultView | None,
         data: bytes,
         budget: int,
@@ -298,6 +314,7 @@ class Dispatcher:
             data,
             mime_type="application/json",
             meta={"tool_id": tool.id, "result_view": view.value if view else None},
+            owner=scope.session_id or OPERATOR_OWNER,
         )
         read_input = continuation(ref)
         preview = (

@@ -12,11 +12,14 @@ import socket
 import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from compozy_mcp.errors import ConfigError
+
+if TYPE_CHECKING:
+    from compozy_mcp.http_limits import HttpDeadlines
 
 #: seconds open connections get to finish once a stop is requested
 GRACEFUL_SHUTDOWN_SECONDS = 5
@@ -139,7 +142,11 @@ class EventStreams:
 
 
 async def serve_sockets(
-    app: Any, sockets: Sequence[socket.socket], *, stop_on_signals: bool = False
+    app: Any,
+    sockets: Sequence[socket.socket],
+    *,
+    stop_on_signals: bool = False,
+    deadlines: HttpDeadlines | None = None,
 ) -> None:
     """Serve an ASGI app with uvicorn on bound sockets until cancelled, or, with
     ``stop_on_signals``, until SIGINT or SIGTERM.
@@ -153,6 +160,9 @@ async def serve_sockets(
     import uvicorn
     from uvicorn.lifespan.on import LifespanOn
 
+    from compozy_mcp.http_limits import HttpDeadlines as Deadlines
+    from compozy_mcp.http_limits import guarded_protocol
+
     class _Server(uvicorn.Server):
         # Signals are handled on the loop below, so a stop ends in a normal return (and the
         # caller's clean-up), never in uvicorn raising the signal again once it is done.
@@ -163,6 +173,7 @@ async def serve_sockets(
     streams = EventStreams(app)
     config = uvicorn.Config(
         streams,
+        http=guarded_protocol(deadlines or Deadlines()),
         lifespan="on",
         log_level="warning",
         access_log=False,
@@ -191,10 +202,16 @@ async def serve_sockets(
             loop.remove_signal_handler(sig)
 
 
-def serve(app: Any, sockets: Sequence[socket.socket], *, socket_files: Sequence[Path] = ()) -> None:
+def serve(
+    app: Any,
+    sockets: Sequence[socket.socket],
+    *,
+    socket_files: Sequence[Path] = (),
+    deadlines: HttpDeadlines | None = None,
+) -> None:
     """Serve until SIGINT or SIGTERM, then close the sockets and remove ``socket_files``."""
     try:
-        asyncio.run(serve_sockets(app, sockets, stop_on_signals=True))
+        asyncio.run(serve_sockets(app, sockets, stop_on_signals=True, deadlines=deadlines))
     finally:
         for sock in sockets:
             sock.close()

@@ -30,6 +30,7 @@ class Reason(StrEnum):
     WRITE_CONFLICT = "write_conflict"
     SESSION_EXISTS = "session_exists"
     SESSION_ARCHIVED = "session_archived"
+    SESSION_NOT_ARCHIVED = "session_not_archived"
     SESSION_STOPPED = "session_stopped"
     TTL_EXPIRED = "ttl_expired"
     TURN_OUT_OF_RANGE = "turn_out_of_range"

@@ -9,7 +9,6 @@ to jsonschema, which decides and words the error. jsonschema itself is imported 
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -24,6 +23,12 @@ if TYPE_CHECKING:
 
 #: the pattern of a string that must hold something other than whitespace
 NOT_BLANK = r"\S"
+#: an absolute POSIX path
+ABSOLUTE_PATH = "^/"
+#: a display name: one line of text, not blank, without control characters
+#: (leading blanks, then a character that is not one: the two classes never overlap, so the
+#: match is linear in the length, whatever the input)
+LINE_OF_TEXT = r"^[^\S\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
 #: the pattern of a pagination cursor (``compozy_mcp.cursors.cursor_schema``)
 _CURSOR_PATTERN = re.compile(r"\^[a-z]\[0-9\]\{1,\d+\}\$")
 #: integers an input may hold: the signed 64-bit range (the store's, and JSON peers')
@@ -182,8 +187,11 @@ def _value_checker(schema: Any) -> Check | None:
             return None
         low = max(schema.get("minimum", INT64_MIN), INT64_MIN)
         high = min(schema.get("maximum", INT64_MAX), INT64_MAX)
-        # Only ints: an integral float (1.0) is not an integer here (compile_validator).
-        return lambda v: type(v) is int and low <= v <= high
+        # An integral float (1.0) is an integer, as JSON Schema says; it is made an int after
+        # the check (:func:`integers`), so a handler never sees a float.
+        return lambda v: (
+            (type(v) is int or (type(v) is float and v.is_integer())) and low <= v <= high
+        )
     if kind == "boolean" and set(schema) <= {"type", "description"}:
         return lambda v: type(v) is bool
     if kind == "array":
@@ -229,9 +237,10 @@ def _array_checker(schema: Mapping[str, Any]) -> Check | None:
             return False
         if (fewest is not None and len(v) < fewest) or (most is not None and len(v) > most):
             return False
-        if unique and len(set(v)) != len(v):
+        if not all(item_check(item) for item in v):
             return False
-        return all(item_check(item) for item in v)
+        # only strings here (checked above), so they hash and compare as JSON does
+        return not unique or len(set(v)) == len(v)
 
     return check_array
 
@@ -256,31 +265,57 @@ class InputCheck:
     def is_valid(self, value: Any) -> bool:
         return (self.fast is not None and self.fast(value)) or self.validator.is_valid(value)
 
-    def check(self, tool_id: str, value: Any, *, code: str | None = None) -> None:
-        """Raise :class:`ToolInvalidInput` naming the field, if ``value`` breaks the schema."""
+    def check(self, tool_id: str, value: Any, *, code: str | None = None) -> Any:
+        """``value`` with its integral floats made ints; :class:`ToolInvalidInput` naming the
+        field if it breaks the schema."""
         if not self.is_valid(value):
             raise input_error(tool_id, self.validator.iter_errors(value), code=code)
+        return integers(self.schema, value)
 
 
-@functools.cache
-def _validator_class() -> Any:
-    """Draft 2020-12 where ``integer`` means an integer value as JSON writes it: ``1.0`` is a
-    number, not an integer. One rule on every surface: an integral float is refused by the
-    schema (it would otherwise reach a handler as a float)."""
-    from jsonschema import Draft202012Validator, validators
+def _has_float(value: Any) -> bool:
+    if type(value) is float:
+        return True
+    if type(value) is dict:
+        return any(_has_float(item) for item in value.values())
+    if type(value) is list:
+        return any(_has_float(item) for item in value)
+    return False
 
-    checker = Draft202012Validator.TYPE_CHECKER.redefine(
-        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
-    )
-    return validators.extend(Draft202012Validator, type_checker=checker)  # type: ignore[no-untyped-call]
+
+def integers(schema: Mapping[str, Any], value: Any) -> Any:
+    """``value`` (valid for ``schema``) with every integral float where the schema wants an
+    integer made an ``int``: one rule on every surface, the JSON Schema one (``1.0`` is an
+    integer), and handlers see ints only. Returns ``value`` itself when it holds no float."""
+    if not _has_float(value):
+        return value
+    return _integers(schema, value)
+
+
+def _integers(schema: Any, value: Any) -> Any:
+    if type(value) is float:
+        kinds = schema.get("type") if isinstance(schema, Mapping) else None
+        wants_int = kinds == "integer" or (isinstance(kinds, list) and "integer" in kinds)
+        return int(value) if wants_int and value.is_integer() else value
+    if type(value) is dict and isinstance(schema, Mapping):
+        properties = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        return {
+            key: _integers(properties.get(key, extra if isinstance(extra, Mapping) else {}), item)
+            for key, item in value.items()
+        }
+    if type(value) is list and isinstance(schema, Mapping):
+        items = schema.get("items", {})
+        return [_integers(items, item) for item in value]
+    return value
 
 
 def compile_validator(schema: Mapping[str, Any]) -> Validator:
     """Check a schema and compile it (draft 2020-12); raises ``SchemaError`` if it is not valid."""
-    cls = _validator_class()
-    cls.check_schema(schema)
-    validator: Validator = cls(schema)
-    return validator
+    from jsonschema import Draft202012Validator
+
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
 
 
 def _quote(value: Any) -> str:
@@ -335,6 +370,10 @@ def _problem(error: ValidationError, unknown: str) -> tuple[str, str]:
         return where, f"must be at most {value}"
     if kind == "pattern" and value == NOT_BLANK:
         return where, "must not be blank"
+    if kind == "pattern" and value == ABSOLUTE_PATH:
+        return where, "must be an absolute path"
+    if kind == "pattern" and value == LINE_OF_TEXT:
+        return where, "must be one line of text, not blank, without control characters"
     if kind == "pattern" and _CURSOR_PATTERN.fullmatch(str(value)):
         return where, "is not a cursor this tool returned"
     if kind == "pattern":

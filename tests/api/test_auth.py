@@ -61,6 +61,32 @@ def test_loopback_policy_accepts_loopback_hosts_with_or_without_a_port() -> None
         assert _reason(access, host=host) == "host_not_allowed", host
 
 
+@pytest.mark.parametrize(
+    "host",
+    [
+        "localhost:x@evil.example",
+        "localhost:@evil.example",
+        "localhost:8765/evil",
+        "localhost:8765:1",
+        "localhost evil",
+        "127.0.0.1:80@evil.example",
+        "[::1]@evil.example",
+    ],
+)
+def test_a_host_header_is_parsed_not_matched_by_prefix(host: str) -> None:
+    """Issue 11: ``localhost:x@evil.example`` was accepted because it starts with
+    ``localhost:``; the header is now parsed into a name and a port."""
+    assert _reason(Access.for_host("127.0.0.1", None), host=host) == "host_not_allowed"
+
+
+@pytest.mark.parametrize(
+    "origin", ["http://localhost:x@evil.example", "http://localhost/evil", "ftp://localhost"]
+)
+def test_an_origin_is_parsed_too(origin: str) -> None:
+    access = Access.for_host("127.0.0.1", None)
+    assert _reason(access, host="localhost", origin=origin) == "origin_not_allowed"
+
+
 def test_loopback_policy_accepts_the_bound_loopback_address() -> None:
     assert _reason(Access.for_host("127.0.0.2", None), host="127.0.0.2:9") is None
     assert _reason(Access.for_host("127.0.0.1", None), host="127.0.0.2:9") == "host_not_allowed"
@@ -79,7 +105,7 @@ def test_loopback_policy_refuses_foreign_origins_only() -> None:
 
 def test_non_loopback_policy_checks_no_host_but_the_token() -> None:
     access = Access.for_host("0.0.0.0", TOKEN)
-    assert access.hosts is None
+    assert access.names is None
     assert _reason(access, host="10.1.2.3:8765") == "token_missing"
     assert _reason(access, host="x", authorization="Bearer nope") == "token_invalid"
     assert _reason(access, host="x", authorization=f"Basic {TOKEN}") == "token_invalid"

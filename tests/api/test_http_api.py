@@ -8,6 +8,7 @@ daemon serves (``GET /api/openapi.json``).
 from __future__ import annotations
 
 import json
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -256,9 +257,17 @@ INVOKE_ERRORS = [
     ),
     pytest.param(
         "compozy__session_create",
-        {"agent_name": "general", "provider": "nope"},
+        {"agent_name": "general", "provider": "claude", "model": "gpt-1"},
         422,
-        ("model_not_found", "provider_unknown"),
+        ("model_not_found", "model_unknown"),
+        None,
+        id="unknown-model",
+    ),
+    pytest.param(
+        "compozy__session_create",
+        {"agent_name": "general", "provider": "nope"},
+        400,
+        ("tool_invalid_input", "schema_invalid"),
         None,
         id="unknown-provider",
     ),
@@ -428,7 +437,13 @@ CREATE_ERRORS = [
         id="unknown-workspace",
     ),
     pytest.param(
-        {"agent_name": "general", "provider": "nope"}, 422, "provider_unknown", id="model"
+        {"agent_name": "general", "provider": "claude", "model": "gpt-1"},
+        422,
+        "model_unknown",
+        id="model",
+    ),
+    pytest.param(
+        {"agent_name": "general", "provider": "nope"}, 400, "schema_invalid", id="provider"
     ),
 ]
 
@@ -486,7 +501,7 @@ REGISTRATION_ERRORS = [
     pytest.param(
         "/api/workspaces",
         {"path": "relative/dir"},
-        "the workspace path must be absolute, got 'relative/dir'",
+        'workspace field "path" must be an absolute path',
         id="relative-path",
     ),
     pytest.param(
@@ -502,7 +517,10 @@ REGISTRATION_ERRORS = [
         id="unknown-field",
     ),
     pytest.param(
-        "/api/profiles", {"name": "  "}, 'profile field "name" must not be blank', id="blank"
+        "/api/profiles",
+        {"name": "  "},
+        'profile field "name" must be one line of text, not blank, without control characters',
+        id="blank",
     ),
     pytest.param(
         "/api/profiles", {"name": 3}, 'profile field "name" must be a string', id="not-a-string"
@@ -646,9 +664,13 @@ def test_every_documented_operation_answers_a_body_its_schema_accepts(
         ("POST", "/api/workspaces", {"json": {"path": str(Path.cwd())}}),
         ("GET", "/api/profiles", {}),
         ("POST", "/api/profiles", {"json": {"name": "Documented"}}),
+        ("POST", "/api/store/vacuum", {}),
+        ("POST", SESSION + "/archive", {"session_id": made["id"]}),  # a deletion needs it
+        ("DELETE", SESSION, {"session_id": made["id"]}),
     ]
+    invoked = re.compile(r"^/api/tools/compozy__\w+/invoke$")
     documented = {
-        (method.upper(), path)
+        (method.upper(), INVOKE if invoked.match(path) else path)
         for path, operations in contract.document["paths"].items()
         for method in operations
     }

@@ -27,10 +27,31 @@ def _operations(routes: list[Route], prefix: str) -> set[tuple[str, str]]:
     return out
 
 
+INVOKE = re.compile(r"^/api/tools/compozy__[a-z_]+/invoke$")
+
+
 def _documented() -> set[tuple[str, str]]:
+    """Documented operations as route templates (each native tool's invoke path is documented
+    on its own: it is an instance of ``/api/tools/{tool_id}/invoke``)."""
     return {
-        (method, path) for path, operations in document()["paths"].items() for method in operations
+        (method, "/api/tools/{tool_id}/invoke" if INVOKE.match(path) else path)
+        for path, operations in document()["paths"].items()
+        for method in operations
     }
+
+
+def test_every_native_tool_has_an_invoke_operation_with_its_own_input_schema(app: App) -> None:
+    paths = document()["paths"]
+    for tool in app.dispatcher.registry:
+        operation = paths[f"/api/tools/{tool.id}/invoke"]["post"]
+        body = operation["requestBody"]["content"]["application/json"]["schema"]
+        assert body["required"] == ["input"]
+        stated = body["properties"]["input"]["properties"]
+        assert list(stated) == list(tool.input_schema["properties"])
+        for name, schema in tool.input_schema["properties"].items():  # stated, maybe bounded
+            assert (
+                stated[name].items() >= {k: v for k, v in schema.items() if k != "maximum"}.items()
+            )
 
 
 def test_every_route_of_the_api_app_is_documented_and_every_documented_one_exists(
@@ -46,7 +67,7 @@ def test_the_daemon_mounts_the_api_at_api_and_serves_mcp_beside_it(app: App) -> 
     mounts = [r for r in daemon.routes if isinstance(r, Mount)]
     assert [m.path for m in mounts] == [API_PATH]
     others = [r for r in daemon.routes if not isinstance(r, Mount)]
-    assert [getattr(r, "path", None) for r in others] == ["/mcp"]
+    assert [getattr(r, "path", None) for r in others] == ["/healthz", "/mcp"]
 
 
 def test_documented_path_parameters_match_the_path_templates() -> None:

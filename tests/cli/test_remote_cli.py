@@ -183,7 +183,7 @@ READS = [
     ),
     pytest.param(
         ("session", "create", "--agent", "general", "--provider", "nope", "-o", "json"),
-        1,
+        2,
         id="create-unknown-provider",
     ),
     pytest.param(

@@ -34,6 +34,8 @@ HOST_TOOLS = {
         "session_create",
         "session_archive",
         "session_unarchive",
+        "session_delete",
+        "store_vacuum",
         "workspace_list",
         "workspace_add",
         "profile_list",

@@ -100,6 +100,7 @@ SESSION_TOOLS: dict[str, tuple[str, Build]] = {
     "fork": ("session_id", lambda f: {"transcript_epoch": f["transcript_epoch"]}),
     "spawn": ("parent_session_id", lambda f: {"agent_name": "w", "ttl_seconds": 60}),
     "list": ("parent_session_id", lambda f: {}),
+    "delete": ("session_id", lambda f: {}),
 }
 
 

@@ -31,6 +31,7 @@ TOOLS_WITH_VIEWS = {
     "compozy__tool_list",
 }
 SINGLE_RESULT = {
+    "compozy__session_delete",
     "compozy__tool_info",
     "compozy__tool_search",
     "compozy__skill_view",
@@ -132,6 +133,7 @@ async def test_tool_list_filters_and_pages(call: Caller) -> None:
     assert rest["tools"][0]["id"] == "compozy__tool_search"
     destructive = await call.structured("compozy__tool_list", {"risk": "destructive"})
     assert {t["id"] for t in destructive["tools"]} == {
+        "compozy__session_delete",
         "compozy__session_stop",
         "compozy__session_rewind",
     }

@@ -14,6 +14,7 @@ from compozy_mcp.errors import (
     ReasoningEffortUnsupported,
     ResourceNotFound,
     ToolConflict,
+    ToolInvalidInput,
 )
 from compozy_mcp.sessions.model import PullRequest
 
@@ -173,7 +174,7 @@ async def test_runtime_clear_unbinds_but_keeps_the_generation(call: Caller) -> N
 @pytest.mark.parametrize(
     ("selection", "error"),
     [
-        ({"provider": "nope"}, ModelNotFound),
+        ({"provider": "nope"}, ToolInvalidInput),  # the schema names the providers
         ({"provider": "claude", "model": "gpt-1"}, ModelNotFound),
         ({"provider": "gemini", "reasoning_effort": "high"}, ReasoningEffortUnsupported),
     ],
@@ -240,7 +241,7 @@ async def test_rename_trims_and_refuses_blank_names(call: Caller) -> None:
     assert (await call.session("compozy__session_rename", {"session_id": sid, "name": " new "}))[
         "name"
     ] == "new"
-    with pytest.raises(Exception, match='input "name" must not be blank'):
+    with pytest.raises(Exception, match='input "name" must be one line of text, not blank'):
         await call("compozy__session_rename", {"session_id": sid, "name": "   "})
 
 

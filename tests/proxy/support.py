@@ -503,7 +503,10 @@ async def served_over_http(proxy: ProxyServer) -> AsyncIterator[str]:
     sock = net.bind_tcp("127.0.0.1", 0)
     url = f"http://127.0.0.1:{sock.getsockname()[1]}{transports.MCP_PATH}"
     config = uvicorn.Config(
-        transports.http_app(proxy.server), log_level="warning", lifespan="on", access_log=False
+        transports.http_app(proxy.server, proxy.app.settings),
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
     )
     server = uvicorn.Server(config)
     try:

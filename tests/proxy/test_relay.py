@@ -53,7 +53,10 @@ def sockets() -> Iterator[Path]:
 def _serve(home: Home, *args: str, token: str | None = None) -> Any:
     listeners = 1 if ("--no-tcp" in args or "--no-uds" in args) else 2
     if token is not None:
-        args = (*args, "--token", token)
+        token_file = home.root / "token"
+        token_file.write_text(token + "\n")
+        token_file.chmod(0o600)
+        args = (*args, "--token-file", str(token_file))
     ready = {"Authorization": f"Bearer {token}"} if token else None
     return running_daemon(
         DaemonHome(home.root / "home", home.env), *args, listeners=listeners, ready_headers=ready

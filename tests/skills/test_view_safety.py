@@ -174,6 +174,25 @@ def test_symlinked_skill_md_is_invalid_and_never_read(layout: dict[str, Path]) -
     assert str(user / "twin" / "SKILL.md") not in seen
 
 
+def test_a_hardlinked_skill_md_is_never_read_and_its_failure_names_no_path(
+    layout: dict[str, Path],
+) -> None:
+    """Issue 11: a hard link to a file outside the root passes every path check, so a SKILL.md
+    must have exactly one link; and no failure discloses where a link points."""
+    user = layout["user"]
+    (user / "secret").mkdir()
+    os.link(layout["outside"] / "secret" / "SKILL.md", user / "secret" / "SKILL.md")
+    service = SkillService(user)
+    with recorded_access() as seen:
+        records = {record["name"]: record for record in service.list(None)}
+        with pytest.raises(SkillUnreadable, match="hard link"):
+            service.view("secret", None)
+    [failure] = records["secret"]["diagnostics"]["failures"]
+    assert failure == "SKILL.md has more than one hard link; linked skill files are never read"
+    assert str(layout["outside"]) not in failure
+    assert str(user / "secret" / "SKILL.md") not in seen  # never opened
+
+
 def test_skill_md_reached_through_a_symlinked_folder_is_refused(layout: dict[str, Path]) -> None:
     user = layout["user"]
     (user / "secret").symlink_to(layout["outside"] / "secret", target_is_directory=True)

@@ -287,9 +287,9 @@ def _artifact(uri: str, data: bytes, tool_id: str) -> ArtifactRow:
 def test_put_artifact_twice_with_the_same_uri_keeps_the_first_copy(store: SQLiteStore) -> None:
     uri = "compozy-artifact://one"
     with store.write() as writer:
-        writer.put_artifact(_artifact(uri, PAYLOAD, "first"), PAYLOAD)
+        writer.put_artifact(_artifact(uri, PAYLOAD, "first"), PAYLOAD, owner="")
     with store.write() as writer:
-        writer.put_artifact(_artifact(uri, b"second", "second"), b"second")
+        writer.put_artifact(_artifact(uri, b"second", "second"), b"second", owner="")
     with store.read() as reader:
         assert reader.artifact(uri) == _artifact(uri, PAYLOAD, "first")
         assert reader.artifact_bytes(uri, 0, 1000) == PAYLOAD
@@ -302,7 +302,7 @@ def test_put_artifact_twice_with_the_same_uri_keeps_the_first_copy(store: SQLite
 def test_artifact_bytes_slices_bytes_exactly(store: SQLiteStore, offset: int, limit: int) -> None:
     uri = "compozy-artifact://slice"
     with store.write() as writer:
-        writer.put_artifact(_artifact(uri, PAYLOAD, "t"), PAYLOAD)
+        writer.put_artifact(_artifact(uri, PAYLOAD, "t"), PAYLOAD, owner="")
     with store.read() as reader:
         assert reader.artifact_bytes(uri, offset, limit) == PAYLOAD[offset : offset + limit]
 

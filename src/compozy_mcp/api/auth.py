@@ -11,8 +11,9 @@
 from __future__ import annotations
 
 import hmac
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -24,53 +25,50 @@ from compozy_mcp.reasons import Reason
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="compozy"'}
+# A name (a DNS name, an IPv4 address or a bracketed IPv6 address) and an optional port: all a
+# Host header may hold. Anything else (userinfo, a path, a second colon) is not a match.
+_NAME = r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)"
+_HOST = re.compile(_NAME + r"(?::[0-9]{1,5})?")
+_ORIGIN = re.compile(r"https?://" + _NAME + r"(?::[0-9]{1,5})?/?")
 
 
-def _matches(value: str, allowed: tuple[str, ...]) -> bool:
-    """``allowed`` holds exact values and ``name:*`` patterns (any port)."""
-    for pattern in allowed:
-        if value == pattern:
-            return True
-        if pattern.endswith(":*") and value.startswith(pattern[:-1]):
-            return True
-    return False
+def host_name(value: str) -> str | None:
+    """The name a ``Host`` header value names (any port), lowercase; ``None`` if malformed."""
+    found = _HOST.fullmatch(value)
+    return found.group(1).lower() if found else None
+
+
+def origin_name(value: str) -> str | None:
+    """The host name of an ``Origin`` (``http(s)://NAME[:PORT]``); ``None`` if malformed."""
+    found = _ORIGIN.fullmatch(value)
+    return found.group(1).lower() if found else None
 
 
 @dataclass(frozen=True, slots=True)
 class Access:
-    """What a request must satisfy. ``None`` allow-lists accept anything."""
+    """What a request must satisfy: a ``Host`` (and ``Origin``) naming one of ``names``, with
+    any port, and the bearer ``token``. ``names`` ``None`` accepts any host."""
 
     token: str | None = None
-    hosts: tuple[str, ...] | None = None
-    origins: tuple[str, ...] | None = None
+    names: frozenset[str] | None = None
 
     @classmethod
     def for_host(cls, host: str, token: str | None) -> Access:
         """The policy of a daemon bound to ``host`` (and its Unix socket)."""
         if not is_loopback(host):
             return cls(token=token)
-        names = list(LOOPBACK_NAMES)
         shown = f"[{host}]" if ":" in host else host
-        if shown not in names:
-            names.append(shown)
-        hosts = tuple(h for name in names for h in (name, f"{name}:*"))
-        origins = tuple(
-            o
-            for name in names
-            for scheme in ("http", "https")
-            for o in (f"{scheme}://{name}", f"{scheme}://{name}:*")
-        )
-        return cls(token=token, hosts=hosts, origins=origins)
+        return cls(token=token, names=frozenset({*LOOPBACK_NAMES, shown.lower()}))
 
     def check(self, headers: Mapping[str, str]) -> ApiError | None:
         """The error a request with these headers gets, or ``None`` if it may go on."""
-        if self.hosts is not None:
+        if self.names is not None:
             host = headers.get("host", "")
-            if not _matches(host, self.hosts):
+            if host_name(host) not in self.names:
                 return HostNotAllowed(f'the Host header "{host}" is not one this daemon serves')
-        origin = headers.get("origin")
-        if self.origins is not None and origin is not None and not _matches(origin, self.origins):
-            return Forbidden(f'requests from origin "{origin}" are not allowed')
+            origin = headers.get("origin")
+            if origin is not None and origin_name(origin) not in self.names:
+                return Forbidden(f'requests from origin "{origin}" are not allowed')
         if self.token is not None:
             return self._check_token(headers.get("authorization"))
         return None
@@ -88,15 +86,19 @@ class Access:
 
 
 class Guard:
-    """ASGI middleware applying an :class:`Access` policy to every HTTP request."""
+    """ASGI middleware applying an :class:`Access` policy to every HTTP request; the token is
+    not asked of ``open_paths`` (a liveness probe)."""
 
-    def __init__(self, app: ASGIApp, access: Access) -> None:
+    def __init__(self, app: ASGIApp, access: Access, open_paths: tuple[str, ...] = ()) -> None:
         self.app = app
         self.access = access
+        self.open_access = replace(access, token=None)
+        self.open_paths = open_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            error = self.access.check(Headers(scope=scope))
+            access = self.open_access if scope["path"] in self.open_paths else self.access
+            error = access.check(Headers(scope=scope))
             if error is not None:
                 headers = CHALLENGE if isinstance(error, Unauthorized) else None
                 await error_response(error, headers)(scope, receive, send)

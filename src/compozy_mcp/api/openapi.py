@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from compozy_mcp import __version__
@@ -18,13 +19,16 @@ from compozy_mcp.api.routes import MAX_BODY_BYTES
 from compozy_mcp.hostapi import bodies
 from compozy_mcp.hostapi.inputs import SESSION_CREATE, SESSION_LIST, TOOL_SEARCH, input_schema
 from compozy_mcp.hostapi.wire import SESSION_HEADER
+from compozy_mcp.native import build_registry
 from compozy_mcp.native.contract_tools import DESCRIPTOR_SCHEMA
-from compozy_mcp.schemas import OPEN_OBJECT, STRING, array, obj
+from compozy_mcp.native.session_tools import DELETED
+from compozy_mcp.schemas import COUNT, OPEN_OBJECT, STRING, array, obj
 from compozy_mcp.sessions.record_schema import SESSION_RECORD
+from compozy_mcp.sessions.runtime import PROVIDERS
+from compozy_mcp.validation import bounded
 
 Schema = dict[str, Any]
 REFS = "#/components/schemas/"
-OBJECT_INPUT = {**OPEN_OBJECT, "description": "The tool input; result_view goes here."}
 
 
 def ref(name: str) -> Schema:
@@ -41,6 +45,16 @@ def _descriptor_payload() -> Schema:
     return schema
 
 
+SIZES = obj({"database": COUNT, "wal": COUNT})
+UPKEEP = obj(
+    {
+        "sessions_stopped": COUNT,
+        "artifacts_deleted": COUNT,
+        "vacuumed": {"type": "boolean"},
+        "bytes_before": SIZES,
+        "bytes_after": SIZES,
+    }
+)
 ERROR = obj(
     {
         "error": obj(
@@ -63,21 +77,22 @@ def schemas() -> dict[str, Schema]:
         "ToolList": obj({"tools": array(ref("ToolDescriptorPayload"))}),
         "ToolInfo": obj({"tool": ref("ToolDescriptorPayload")}),
         "ToolSearch": obj({"query": STRING, "tools": array(ref("ToolDescriptorPayload"))}),
-        "InvokeRequest": obj(optional={"input": OBJECT_INPUT}),
         "ToolResult": ENVELOPE,
         "InvokeResponse": obj({"result": ref("ToolResult")}),
         "SessionPayload": SESSION_RECORD,
         "SessionResponse": obj({"session": ref("SessionPayload")}),
         "SessionPage": obj({"sessions": array(ref("SessionPayload"))}, {"next_cursor": STRING}),
-        "SessionCreateRequest": input_schema(SESSION_CREATE),
+        "SessionCreateRequest": with_selection_rules(stated(input_schema(SESSION_CREATE))),
+        "DeleteResponse": DELETED,
+        "UpkeepResponse": obj({"upkeep": UPKEEP}),
         "Workspace": bodies.WORKSPACE,
         "WorkspaceList": obj({"workspaces": array(ref("Workspace"))}),
         "WorkspaceResponse": obj({"workspace": ref("Workspace")}),
-        "WorkspaceAddRequest": bodies.WORKSPACE_ADD,
+        "WorkspaceAddRequest": stated(bodies.WORKSPACE_ADD),
         "Profile": bodies.PROFILE,
         "ProfileList": obj({"profiles": array(ref("Profile"))}),
         "ProfileResponse": obj({"profile": ref("Profile")}),
-        "ProfileAddRequest": bodies.PROFILE_ADD,
+        "ProfileAddRequest": stated(bodies.PROFILE_ADD),
     }
 
 
@@ -144,7 +159,7 @@ SESSION_ID = _path("session_id", "A session id.")
 
 
 def _session_list_parameters() -> list[Schema]:
-    properties = input_schema(SESSION_LIST)["properties"]
+    properties = stated(input_schema(SESSION_LIST))["properties"]
     return [
         _query(name, properties[name], f"compozy__session_list input {name!r}.")
         for name in (
@@ -159,8 +174,66 @@ def _session_list_parameters() -> list[Schema]:
     ]
 
 
+def stated(schema: Schema) -> Schema:
+    """An input schema with the rule every integer input is held to stated in it: within 64
+    bits. (Strings must be UTF-8 text, as the document's description says: JSON can escape a
+    lone surrogate, which no tool takes.)"""
+    out: Schema = bounded(schema)
+    return out
+
+
+def with_selection_rules(schema: Schema) -> Schema:
+    """An input schema that takes ``provider`` with ``model``/``reasoning_effort``, with the
+    models and efforts each provider has stated as ``if``/``then`` rules: what the tools check
+    after the schema, said in the schema, so that no schema-valid request is refused."""
+    properties = schema.get("properties", {})
+    if "provider" not in properties:
+        return schema
+    rules = []
+    for name, provider in PROVIDERS.items():
+        then: Schema = {}
+        if "model" in properties:
+            then["model"] = {"enum": list(provider.models)}
+        if "reasoning_effort" in properties:
+            then["reasoning_effort"] = {"enum": list(provider.reasoning_efforts)}
+        rules.append(
+            {
+                "if": {"properties": {"provider": {"const": name}}, "required": ["provider"]},
+                "then": {"properties": then},
+            }
+        )
+    return {**schema, "allOf": rules}
+
+
+def _invoke_paths() -> dict[str, Any]:
+    """One invoke operation per native tool, its body the tool's own input schema (the route
+    is ``/api/tools/{tool_id}/invoke`` for any tool id)."""
+    paths: dict[str, Any] = {}
+    for tool in build_registry():
+        schema = with_selection_rules(stated(dict(tool.input_schema)))
+        if tool.definition.scope_session_field:
+            # the field a managed session may leave out (it is filled with the caller) is
+            # required of the operator, which is who the HTTP API serves without the header
+            required = [*schema.get("required", ()), tool.definition.scope_session_field]
+            schema = {**schema, "required": required}
+        body = obj({"input": schema})
+        paths[f"/api/tools/{tool.id}/invoke"] = {
+            "post": {
+                "operationId": f"invoke_{tool.id}",
+                "summary": f"Invoke {tool.id}. {tool.description}",
+                "parameters": [SESSION_PARAM],
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": body}},
+                },
+                "responses": _responses(200, "InvokeResponse", 400, 403, 404, 409, 413, 422, 507),
+            }
+        }
+    return paths
+
+
 def _paths() -> dict[str, Any]:
-    search = input_schema(TOOL_SEARCH)["properties"]
+    search = stated(input_schema(TOOL_SEARCH))["properties"]
     session_ops = (404,)
     return {
         "/api/openapi.json": {
@@ -204,15 +277,7 @@ def _paths() -> dict[str, Any]:
                 "responses": _responses(200, "ToolInfo", 404),
             }
         },
-        "/api/tools/{tool_id}/invoke": {
-            "post": {
-                "operationId": "invokeTool",
-                "summary": "Invoke a tool through the dispatcher; result_view goes inside input.",
-                "parameters": [TOOL_ID, SESSION_PARAM],
-                "requestBody": _json_body("InvokeRequest"),
-                "responses": _responses(200, "InvokeResponse", 400, 403, 404, 409, 413, 422, 507),
-            }
-        },
+        **_invoke_paths(),
         "/api/sessions": {
             "get": {
                 "operationId": "listSessions",
@@ -233,6 +298,21 @@ def _paths() -> dict[str, Any]:
                 "summary": "One session's full SessionPayload.",
                 "parameters": [SESSION_ID],
                 "responses": _responses(200, "SessionResponse", *session_ops),
+            },
+            "delete": {
+                "operationId": "deleteSession",
+                "summary": "Delete an archived session and its descendants, with their "
+                "transcripts and the artifacts only they stored.",
+                "parameters": [SESSION_ID],
+                "responses": _responses(200, "DeleteResponse", 404, 409),
+            },
+        },
+        "/api/store/vacuum": {
+            "post": {
+                "operationId": "vacuumStore",
+                "summary": "Stop expired sessions, delete expired artifacts and rebuild the "
+                "database so that deleted content gives its space back.",
+                "responses": _responses(200, "UpkeepResponse"),
             }
         },
         "/api/sessions/{session_id}/archive": {
@@ -284,7 +364,9 @@ DESCRIPTION = f"""The compozy daemon's HTTP API, served by `compozy serve` on TC
 127.0.0.1:8765) and on a Unix socket (default $COMPOZY_HOME/compozy.sock, mode 0600). The hosted
 MCP endpoint is `/mcp` on the same listeners (not described here).
 
-Every error is `{{"error": {{"code", "reason", "message", "tool_id"?, "details"?}}}}`; the
+Strings are UTF-8 text: a lone surrogate (which JSON can escape) is refused as invalid input.
+Integral numbers such as `1.0` are integers. Every error is
+`{{"error": {{"code", "reason", "message", "tool_id"?, "details"?}}}}`; the
 message of input errors and denials is redacted to `invalid tool request` / `tool invocation
 denied`.
 Besides the statuses listed per operation, an unknown path answers 404 (`not_found`,
@@ -295,8 +377,15 @@ A loopback daemon accepts only loopback `Host` (and `Origin`) headers. When a to
 (required for a non-loopback host), every request needs `Authorization: Bearer <token>`."""
 
 
+def for_address(address: str | None) -> Callable[[], dict[str, Any]]:
+    """The document a daemon serving at ``address`` (``http://HOST:PORT``) publishes."""
+    return functools.partial(document, address)
+
+
 @functools.cache
-def document() -> dict[str, Any]:
+def document(address: str | None = None) -> dict[str, Any]:
+    """The OpenAPI document; ``servers`` names ``address`` (a Unix-socket daemon's base URL is
+    ``http://localhost``)."""
     errors = {
         f"E{status}": {
             "description": cause,
@@ -313,7 +402,7 @@ def document() -> dict[str, Any]:
                 "version": __version__,
                 "description": DESCRIPTION,
             },
-            "servers": [{"url": "http://127.0.0.1:8765"}],
+            "servers": [{"url": address or "http://localhost"}],
             "security": [{}, {"bearer": []}],
             "paths": _paths(),
             "components": {

@@ -168,7 +168,12 @@ class Routes:
                 f'the request body takes only "input" (the tool input); got "{extra[0]}"',
                 reason=Reason.BODY_INVALID,
             )
-        tool_input = body.get("input", {})
+        if "input" not in body:
+            raise RequestBodyInvalid(
+                'the request body needs "input": the tool input, a JSON object',
+                reason=Reason.BODY_INVALID,
+            )
+        tool_input = body["input"]
         if not isinstance(tool_input, dict):
             raise RequestBodyInvalid(
                 'the request body field "input" must be a JSON object',
@@ -197,6 +202,12 @@ class Routes:
     async def unarchive_session(self, request: Request) -> tuple[int, dict[str, Any]]:
         return 200, await self.host.unarchive_session(request.path_params["session_id"])
 
+    async def delete_session(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.delete_session(request.path_params["session_id"])
+
+    async def vacuum_store(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.vacuum_store()
+
     async def list_workspaces(self, request: Request) -> tuple[int, dict[str, Any]]:
         return 200, await self.host.list_workspaces()
 
@@ -222,6 +233,8 @@ class Routes:
             ("/sessions/{session_id:path}/archive", "POST", self.archive_session),
             ("/sessions/{session_id:path}/unarchive", "POST", self.unarchive_session),
             ("/sessions/{session_id:compozy_session_id}", "GET", self.session_status),
+            ("/sessions/{session_id:compozy_session_id}", "DELETE", self.delete_session),
+            ("/store/vacuum", "POST", self.vacuum_store),
             ("/workspaces", "GET", self.list_workspaces),
             ("/workspaces", "POST", self.add_workspace),
             ("/profiles", "GET", self.list_profiles),

@@ -7,7 +7,7 @@ environment as an argument (tests pass their own) and hands the :class:`Context`
 - ``--home`` / ``COMPOZY_HOME``: the data directory (default ``~/.compozy``);
 - ``--url URL`` / ``--socket PATH`` / ``COMPOZY_URL``: a daemon's address
   (:mod:`compozy_mcp.hostapi.target`); without one, commands run in-process on the store;
-- ``COMPOZY_TOKEN``: the daemon's bearer token.
+- ``COMPOZY_TOKEN``, or the file ``COMPOZY_TOKEN_FILE`` names: the daemon's bearer token.
 
 Both ways give the same output and exit codes: a daemon runs the same Host API operations and
 its errors come back as the same payloads.
@@ -16,10 +16,13 @@ its errors come back as the same payloads.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from compozy_mcp.errors import ConfigError
 from compozy_mcp.hostapi.target import Target, parse_target
 
 if TYPE_CHECKING:
@@ -29,8 +32,10 @@ if TYPE_CHECKING:
 ENV_HOME = "COMPOZY_HOME"
 ENV_URL = "COMPOZY_URL"
 ENV_TOKEN = "COMPOZY_TOKEN"
+ENV_TOKEN_FILE = "COMPOZY_TOKEN_FILE"
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +59,10 @@ class Context:
             merged[ENV_HOME] = home
         address = url or (f"unix:{socket}" if socket else None) or env.get(ENV_URL, "").strip()
         target = parse_target(address) if address else None
-        return cls(merged, target, env.get(ENV_TOKEN) or None)
+        token = env.get(ENV_TOKEN) or None
+        if token is None and env.get(ENV_TOKEN_FILE):
+            token = read_token_file(Path(env[ENV_TOKEN_FILE]).expanduser())
+        return cls(merged, target, token)
 
     def settings(self) -> Settings:
         from compozy_mcp.config import Settings
@@ -82,3 +90,19 @@ class Context:
                 await host.aclose()
 
         return asyncio.run(run())
+
+
+def read_token_file(path: Path) -> str:
+    """The token a file holds (its first line). A file others can read is used, with a
+    warning: the token is a password."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise ConfigError(f"cannot read the token file {path}: {exc.strerror or exc}") from None
+    token = text.strip().splitlines()[0].strip() if text.strip() else ""
+    if not token:
+        raise ConfigError(f"the token file {path} is empty")
+    if mode & 0o077:
+        log.warning("the token file %s can be read by other users (chmod 600 it)", path)
+    return token

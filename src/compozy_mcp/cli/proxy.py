@@ -97,7 +97,7 @@ def _in_process(args: argparse.Namespace, context: Context) -> int:
                 raise ResourceNotFound("compozy proxy", "session", args.session)
             scope = scope_of(args.session)
         server = ProxyServer(app, scope=scope, page_size=args.page_size).server
-        _serve(args, server, None)
+        _serve(args, context, server, None)
     return EXIT_OK
 
 
@@ -115,12 +115,13 @@ def _relay(args: argparse.Namespace, context: Context, target: Target) -> int:
     )
     asyncio.run(relay.prepare())
     _say(f"relaying the compozy daemon at {target}")
-    _serve(args, relay.server, relay.serving)
+    _serve(args, context, relay.server, relay.serving)
     return EXIT_OK
 
 
 def _serve(
     args: argparse.Namespace,
+    context: Context,
     server: Server[Any],
     around: Callable[[], AbstractAsyncContextManager[None]] | None,
 ) -> None:
@@ -128,14 +129,20 @@ def _serve(
     import anyio
 
     from compozy_mcp import net
+    from compozy_mcp.http_limits import HttpDeadlines
     from compozy_mcp.proxy import transports
+
+    settings = context.settings()
+    deadlines = HttpDeadlines(
+        settings.http_head_timeout_seconds, settings.http_body_timeout_seconds
+    )
 
     if args.uds:
         path = Path(args.uds).expanduser()
         sock = net.bind_uds(path)
         _say(f"serving MCP on unix socket {path} at {transports.MCP_PATH}")
-        app = transports.http_app(server, uds=True, around=around)
-        net.serve(app, [sock], socket_files=[path])
+        app = transports.http_app(server, settings, uds=True, around=around)
+        net.serve(app, [sock], socket_files=[path], deadlines=deadlines)
     elif args.http:
         host, port = parse_address(args.http)
         sock = net.bind_tcp(host, port)
@@ -148,7 +155,8 @@ def _serve(
                 "can call the tools"
             )
         _say(f"serving MCP at {url}\n{client_setup(url)}")
-        net.serve(transports.http_app(server, host=host, around=around), [sock])
+        app = transports.http_app(server, settings, host=host, around=around)
+        net.serve(app, [sock], deadlines=deadlines)
     else:
 
         async def stdio() -> None:

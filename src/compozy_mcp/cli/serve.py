@@ -2,7 +2,7 @@
 endpoint at ``/mcp`` on TCP (default ``127.0.0.1:8765``) and on a Unix socket (default
 ``$COMPOZY_HOME/compozy.sock``, mode 0600), both at once unless ``--no-uds`` or ``--no-tcp``.
 
-A host that is not a loopback address needs a bearer token (``--token`` or ``COMPOZY_TOKEN``);
+A host that is not a loopback address needs a bearer token (``--token-file`` or ``COMPOZY_TOKEN``);
 when a token is set, every request on every listener must carry it. SIGINT or SIGTERM stops
 the daemon cleanly and removes the socket file.
 """
@@ -46,9 +46,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     only.add_argument("--no-uds", action="store_true", help="serve TCP only")
     only.add_argument("--no-tcp", action="store_true", help="serve the Unix socket only")
     serve.add_argument(
-        "--token",
-        help="require this bearer token on every request (default: $COMPOZY_TOKEN); "
-        "required for a non-loopback --host",
+        "--token-file",
+        metavar="PATH",
+        help="require the bearer token this file holds on every request (default: "
+        "$COMPOZY_TOKEN); required for a non-loopback --host. A file, so that the token never "
+        "shows in the process list",
     )
 
 
@@ -60,15 +62,16 @@ def run(args: argparse.Namespace, context: Context) -> int:
     from compozy_mcp import daemon, net
     from compozy_mcp.api.auth import Access
     from compozy_mcp.assembly import open_app
-    from compozy_mcp.cli.context import ENV_TOKEN
+    from compozy_mcp.cli.context import read_token_file
     from compozy_mcp.cli.proxy import client_setup
+    from compozy_mcp.http_limits import HttpDeadlines
 
     tcp, uds = not args.no_tcp, not args.no_uds
-    token = args.token or context.env.get(ENV_TOKEN) or None
+    token = read_token_file(Path(args.token_file)) if args.token_file else context.token
     if tcp and not net.is_loopback(args.host) and token is None:
         raise ConfigError(
-            f"--host {args.host} is not a loopback address: set a bearer token with --token or "
-            "COMPOZY_TOKEN (every request must then carry it)"
+            f"--host {args.host} is not a loopback address: set a bearer token with "
+            "--token-file or COMPOZY_TOKEN (every request must then carry it)"
         )
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port must be between 0 and 65535, got {args.port}")
@@ -79,20 +82,30 @@ def run(args: argparse.Namespace, context: Context) -> int:
     socket_files: list[Path] = []
     try:
         with open_app(settings) as app:
+            # Every listener is bound before any is announced: a second daemon fails here,
+            # before it has said anything.
+            address = None
             if tcp:
                 sockets.append(net.bind_tcp(args.host, args.port))
-                port = sockets[-1].getsockname()[1]
                 shown = f"[{args.host}]" if ":" in args.host else args.host
-                _say(f"listening on http://{shown}:{port} (API /api, MCP /mcp)")
-                print(client_setup(f"http://{shown}:{port}/mcp"), file=sys.stderr, flush=True)
+                address = f"http://{shown}:{sockets[-1].getsockname()[1]}"
             if uds:
                 sockets.append(net.bind_uds(path))
                 socket_files.append(path)
+            if address is not None:
+                _say(f"listening on {address} (API /api, MCP /mcp)")
+                print(client_setup(f"{address}/mcp"), file=sys.stderr, flush=True)
+            if uds:
                 _say(f"listening on unix:{path} (API /api, MCP /mcp)")
             if token is not None:
                 _say("a bearer token is required on every request")
             access = Access.for_host(args.host if tcp else "localhost", token)
-            net.serve(daemon.daemon_app(app, access), sockets, socket_files=socket_files)
+            deadlines = HttpDeadlines(
+                head_timeout=settings.http_head_timeout_seconds,
+                body_timeout=settings.http_body_timeout_seconds,
+            )
+            served = daemon.daemon_app(app, access, address=address)
+            net.serve(served, sockets, socket_files=socket_files, deadlines=deadlines)
     finally:
         for sock in sockets:
             sock.close()

@@ -1,5 +1,6 @@
-"""``compozy session status | list | create | archive | unarchive``: the session routes of the
-Host API (the complete ``SessionPayload``, never a view), in-process or against a daemon.
+"""``compozy session status | list | create | archive | unarchive | delete``: the session
+routes of the Host API (the complete ``SessionPayload``, never a view), in-process or against a
+daemon.
 
 ``-o json`` prints exactly what the HTTP route returns (``{"session": ...}`` or
 ``{"sessions": [...], "next_cursor"?}``); text output is a readable summary.
@@ -85,6 +86,21 @@ def archive(args: argparse.Namespace, context: Context) -> int:
     return _print(args, context.call(lambda host: host.archive_session(args.session_id)))
 
 
+def delete(args: argparse.Namespace, context: Context) -> int:
+    payload = context.call(lambda host: host.delete_session(args.session_id))
+    if args.output == "json":
+        print(jsonutil.dumps_pretty(payload))
+    else:
+        deleted = payload["deleted"]
+        count = len(deleted["sessions"])
+        print(
+            f"deleted {count} session{'s' if count != 1 else ''} "
+            f"({', '.join(deleted['sessions'])}), {deleted['transcript_turns']} transcript "
+            f"turns, {deleted['artifacts']} artifacts"
+        )
+    return EXIT_OK
+
+
 def unarchive(args: argparse.Namespace, context: Context) -> int:
     return _print(args, context.call(lambda host: host.unarchive_session(args.session_id)))
 
@@ -151,6 +167,7 @@ COMMANDS: dict[str, Command] = {
     "create": create,
     "archive": archive,
     "unarchive": unarchive,
+    "delete": delete,
 }
 
 
@@ -164,6 +181,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ("status", "show one session"),
         ("archive", "archive a session"),
         ("unarchive", "return an archived session to the board"),
+        ("delete", "delete an archived session and its descendants, for good"),
     ):
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("session_id", metavar="ID")

@@ -35,6 +35,7 @@ from compozy_mcp.hostapi import HostClient, bodies
 from compozy_mcp.hostapi.inputs import (
     SESSION_ARCHIVE,
     SESSION_CREATE,
+    SESSION_DELETE,
     SESSION_LIST,
     SESSION_STATUS,
     SESSION_UNARCHIVE,
@@ -117,6 +118,22 @@ def host_tools() -> list[HostTool]:
             f"Return an archived session to the board. {record}",
             lambda host, args: host.unarchive_session(args["session_id"]),
             read_only=False,
+        ),
+        _session_tool(
+            "session_delete",
+            SESSION_DELETE,
+            "Delete an archived session and its descendants, with their transcripts and the "
+            'artifacts only they stored: {"deleted": {...}}. Cannot be undone.',
+            lambda host, args: host.delete_session(args["session_id"]),
+            read_only=False,
+        ),
+        HostTool(
+            PREFIX + "store_vacuum",
+            "Stop expired sessions, delete expired artifacts and rebuild the database so "
+            'that deleted content gives its space back: {"upkeep": {...}} with sizes.',
+            tool_input(),
+            False,
+            lambda host, args: host.vacuum_store(),
         ),
         HostTool(
             PREFIX + "workspace_list",
@@ -202,10 +219,11 @@ def _annotations(tool: HostTool) -> ToolAnnotations:
     """The same rule as the native tools' (``proxy/listing.py``): unsafe defaults explicit."""
     if tool.read_only:
         return ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
-    invoke = tool.name == PREFIX + "tool_invoke"
+    # an invoked tool may be destructive; a deletion is
+    invoke = tool.name in (PREFIX + "tool_invoke", PREFIX + "session_delete")
     return ToolAnnotations(
         read_only_hint=False,
-        destructive_hint=invoke,  # an invoked tool may be destructive
+        destructive_hint=invoke,
         idempotent_hint=tool.name.endswith("archive"),
         open_world_hint=False,
     )

@@ -14,15 +14,15 @@ from typing import Any
 from compozy_mcp.errors import InvalidRequest
 from compozy_mcp.reasons import Reason
 from compozy_mcp.schemas import STRING, TIMESTAMP, described, nullable, obj, tool_input
-from compozy_mcp.validation import NOT_BLANK, InputCheck, describe
+from compozy_mcp.validation import ABSOLUTE_PATH, LINE_OF_TEXT, InputCheck, describe
 
 Schema = dict[str, Any]
-NAME = {"type": "string", "pattern": NOT_BLANK, "maxLength": 200}
+NAME = {"type": "string", "pattern": LINE_OF_TEXT, "maxLength": 200}
 
 WORKSPACE_ADD: Schema = tool_input(
     {
         "path": described(
-            {"type": "string", "minLength": 1, "maxLength": 4096},
+            {"type": "string", "minLength": 1, "maxLength": 4096, "pattern": ABSOLUTE_PATH},
             "An absolute path to an existing directory on the daemon's machine.",
         )
     },

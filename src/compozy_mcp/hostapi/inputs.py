@@ -14,6 +14,7 @@ SESSION_STATUS = "compozy__session_status"
 SESSION_CREATE = "compozy__session_create"
 SESSION_ARCHIVE = "compozy__session_archive"
 SESSION_UNARCHIVE = "compozy__session_unarchive"
+SESSION_DELETE = "compozy__session_delete"
 TOOL_SEARCH = "compozy__tool_search"
 
 
@@ -33,7 +34,7 @@ def _own_input(tool_id: str) -> InputCheck:
     return InputCheck(input_schema(tool_id))
 
 
-def check(tool_id: str, value: Any) -> None:
-    """Raise the tool's own :class:`~compozy_mcp.errors.ToolInvalidInput` if ``value`` breaks
-    its input schema."""
-    _own_input(tool_id).check(tool_id, value)
+def check(tool_id: str, value: Any) -> Any:
+    """``value`` as the tool would take it (integral floats made ints); the tool's own
+    :class:`~compozy_mcp.errors.ToolInvalidInput` if it breaks its input schema."""
+    return _own_input(tool_id).check(tool_id, value)

@@ -17,9 +17,13 @@ event loop. Nothing here imports the HTTP stack or the MCP SDK.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
 
 from compozy_mcp.calls import CallInfo, scope_of
 from compozy_mcp.errors import ToolNotFound
@@ -28,6 +32,7 @@ from compozy_mcp.hostapi.client import Payload
 from compozy_mcp.hostapi.inputs import (
     SESSION_ARCHIVE,
     SESSION_CREATE,
+    SESSION_DELETE,
     SESSION_LIST,
     SESSION_STATUS,
     SESSION_UNARCHIVE,
@@ -84,7 +89,7 @@ class LocalHost:
             args["query"] = query
         if limit is not None:
             args["limit"] = limit
-        check(TOOL_SEARCH, args)
+        args = check(TOOL_SEARCH, args)
         catalog = self.app.catalog
         found = catalog.search(args["query"], scope_of(session), args.get("limit", 10))
         tools = [self._descriptor(catalog.registry.get(hit["id"])) for hit in found]
@@ -97,8 +102,7 @@ class LocalHost:
     # --- sessions ----------------------------------------------------------------------------
 
     async def list_sessions(self, filters: Mapping[str, Any]) -> Payload:
-        args = dict(filters)
-        check(SESSION_LIST, args)
+        args = check(SESSION_LIST, dict(filters))
         page = await self.app.sessions.list_sessions(CallInfo(SESSION_LIST), SessionFilter(**args))
         out: dict[str, Any] = {"sessions": page.records}
         if page.next_cursor is not None:
@@ -124,6 +128,17 @@ class LocalHost:
         check(SESSION_UNARCHIVE, {"session_id": session_id})
         info = CallInfo(SESSION_UNARCHIVE)
         return {"session": await self.app.sessions.unarchive(info, session_id)}
+
+    async def delete_session(self, session_id: str) -> Payload:
+        check(SESSION_DELETE, {"session_id": session_id})
+        info = CallInfo(SESSION_DELETE)
+        return {"deleted": await self.app.sessions.delete(info, session_id)}
+
+    # --- the store ---------------------------------------------------------------------------
+
+    async def vacuum_store(self) -> Payload:
+        report = await anyio.to_thread.run_sync(functools.partial(self.app.upkeep.run, vacuum=True))
+        return {"upkeep": report.payload()}
 
     # --- workspaces and profiles -------------------------------------------------------------
 

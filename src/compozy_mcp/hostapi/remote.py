@@ -171,6 +171,14 @@ class RemoteHost:
     async def unarchive_session(self, session_id: str) -> Payload:
         return await self._request("POST", f"/sessions/{_segment(session_id)}/unarchive")
 
+    async def delete_session(self, session_id: str) -> Payload:
+        return await self._request("DELETE", f"/sessions/{_segment(session_id)}")
+
+    # --- the store ---------------------------------------------------------------------------
+
+    async def vacuum_store(self) -> Payload:
+        return await self._request("POST", "/store/vacuum")
+
     # --- workspaces and profiles -------------------------------------------------------------
 
     async def list_workspaces(self) -> Payload:

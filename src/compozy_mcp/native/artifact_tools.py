@@ -39,12 +39,21 @@ PAGE = obj(
 
 
 async def _read(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    caller = call.scope.session_id
+    may_read = None
+    if caller is not None:  # a managed session reads what its own tree stored, nothing else
+        access = call.services.sessions.access
+
+        def may_read(owners: list[str]) -> bool:
+            return any(owner and access.within(caller, owner) for owner in owners)
+
     return call.services.artifacts.read(
         call.tool_id,
         args["artifact_uri"],
         offset=args.get("offset", 0),
         limit=args.get("limit", MAX_PAGE_BYTES),
         encoding=args.get("encoding", "base64"),
+        may_read=may_read,
     )
 
 

@@ -110,9 +110,13 @@ class RegisteredTool:
     def risk(self) -> Risk:
         return self.definition.risk
 
-    def check_input(self, tool_input: Mapping[str, Any]) -> None:
-        """Raise :class:`ToolInvalidInput` naming the field, if the input breaks the schema."""
-        self.input_check.check(self.id, tool_input, code=self.definition.input_error_code)
+    def check_input(self, tool_input: dict[str, Any]) -> dict[str, Any]:
+        """The input as handlers see it (integral floats made ints); raises
+        :class:`ToolInvalidInput` naming the field, if it breaks the schema."""
+        checked: dict[str, Any] = self.input_check.check(
+            self.id, tool_input, code=self.definition.input_error_code
+        )
+        return checked
 
     def invalid(self, message: str, *, field: str | None = None) -> ToolInvalidInput:
         code = self.definition.input_error_code

@@ -29,8 +29,9 @@ from compozy_mcp.sessions.record_schema import (
     SESSION_RESULT,
     SESSION_STATES,
 )
+from compozy_mcp.sessions.runtime import PROVIDERS
 from compozy_mcp.sessions.spawning import SpawnRequest, request_digest
-from compozy_mcp.validation import NOT_BLANK
+from compozy_mcp.validation import LINE_OF_TEXT
 from compozy_mcp.views import KEEP, Each, Fields, ViewSpec
 
 SESSIONS = ("compozy__sessions",)
@@ -49,10 +50,10 @@ TRANSCRIPT_EPOCH = described(COUNT, FENCE_DOC.format("transcript_epoch"))
 GENERATION = described(COUNT, FENCE_DOC.format("runtime.generation"))
 SELECTION_REVISION = described(COUNT, FENCE_DOC.format("runtime.selection_revision"))
 AGENT_NAME = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"}
-NAME = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NOT_BLANK}
+NAME = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": LINE_OF_TEXT}
 PROMPT = {"type": "string", "minLength": 1, "maxLength": 100_000}
 SELECTION_INPUT = {
-    "provider": described(STRING, "Runtime provider: claude, codex or gemini."),
+    "provider": described(enum(*PROVIDERS), "Runtime provider."),
     "model": STRING,
     "reasoning_effort": STRING,
 }
@@ -136,6 +137,24 @@ async def _stop(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
             call.info, args["session_id"], args.get("reason")
         )
     }
+
+
+async def _delete(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    return {"deleted": await call.services.sessions.delete(call.info, args["session_id"])}
+
+
+DELETED = obj(
+    {
+        "deleted": obj(
+            {
+                "session_id": STRING,
+                "sessions": strings(),
+                "transcript_turns": COUNT,
+                "artifacts": COUNT,
+            }
+        )
+    }
+)
 
 
 async def _runtime_set(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
@@ -355,6 +374,18 @@ def session_tools() -> list[ToolDefinition]:
             ),
             risk=Risk.DESTRUCTIVE,
             idempotent=True,
+        ),
+        ToolDefinition(
+            id="compozy__session_delete",
+            description="Delete an archived session and all its descendants, with their "
+            "transcripts and the artifacts only they stored. Cannot be undone.",
+            input_schema=ONLY_SESSION_ID,
+            output_schema=DELETED,
+            handler=_delete,
+            risk=Risk.DESTRUCTIVE,
+            toolsets=SESSIONS,
+            preview=lambda r: f"deleted {len(r['deleted']['sessions'])} session(s)",
+            acts_on=("session_id",),
         ),
         ToolDefinition(
             id="compozy__session_spawn",

@@ -14,6 +14,10 @@ from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from compozy_mcp.config import Settings
+from compozy_mcp.net import is_loopback
+from compozy_mcp.proxy.http_sessions import mcp_http_app
+
 log = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
@@ -58,22 +62,34 @@ class QuietDisconnects:
             log.debug("an HTTP client disconnected before its request was read")
 
 
+def loopback_security() -> TransportSecuritySettings:
+    """On a loopback TCP address: DNS-rebinding protection, as the SDK arms it."""
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+
+
 def http_app(
     server: Server[Any],
+    settings: Settings,
     *,
     host: str = "127.0.0.1",
     uds: bool = False,
     around: Callable[[], AbstractAsyncContextManager[None]] | None = None,
 ) -> Starlette:
-    """The Streamable HTTP app at ``/mcp``, answering with JSON (not SSE) responses.
-    ``around`` is held open for as long as the app serves (the relay's daemon connection)."""
-    security = uds_security() if uds else None
-    app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH,
-        json_response=True,
-        host=host,
-        transport_security=security,
-        max_request_body_size=MAX_REQUEST_BYTES,
+    """The Streamable HTTP app at ``/mcp``, answering with JSON (not SSE) responses, with the
+    session limits of ``settings``. ``around`` is held open for as long as the app serves (the
+    relay's daemon connection)."""
+    security = uds_security() if uds else (loopback_security() if is_loopback(host) else None)
+    app, _ = mcp_http_app(
+        server,
+        path=MCP_PATH,
+        security=security,
+        max_sessions=settings.mcp_max_sessions,
+        idle_seconds=settings.mcp_session_idle_seconds,
+        max_request_bytes=MAX_REQUEST_BYTES,
     )
     app.add_middleware(QuietDisconnects)
     if around is not None:

@@ -252,9 +252,10 @@ class SessionLedger:
                     detail=f'parent session "{state.id}" stopped',
                 )
 
-    def stop_expired(self, writer: StoreWriter) -> None:
-        """Stop sessions whose TTL has passed: every write does this first, and a read that
-        finds one hands over to a write (:meth:`.service.Sessions.read`)."""
+    def stop_expired(self, writer: StoreWriter) -> int:
+        """Stop sessions whose TTL has passed: every write does this first, a read that finds
+        one hands over to a write, and upkeep sweeps them; returns how many it stopped."""
+        stopped = 0
         for expired in writer.expired_sessions(self.now()):
             # Stopping one may already have stopped another (its child): read it again.
             row = writer.session(expired.id)
@@ -269,6 +270,8 @@ class SessionLedger:
                 reason=Reason.TTL_EXPIRED,
                 detail=f"time to live ended at {state.lineage.ttl_expires_at}",
             )
+            stopped += 1
+        return stopped
 
     def has_expired(self, reader: StoreReader) -> bool:
         return reader.any_expired(self.now())

@@ -23,7 +23,13 @@ from compozy_mcp.sessions.model import (
     Supervision,
 )
 from compozy_mcp.sessions.workspaces import DEFAULT_PROFILE, DEFAULT_WORKSPACE_ID
-from compozy_mcp.store.base import SessionQuery, SessionRow, StoreReader, StoreWriter
+from compozy_mcp.store.base import (
+    DeletedCounts,
+    SessionQuery,
+    SessionRow,
+    StoreReader,
+    StoreWriter,
+)
 
 #: the spawn budget of a root session; a child inherits its parent's limits
 ROOT_SPAWN_BUDGET = SpawnBudget(max_children=16, max_depth=3, ttl_seconds=86_400)
@@ -172,6 +178,20 @@ class Lifecycle:
             return True
 
         return self._ledger.mutate(call, session_id, change)
+
+    def delete(self, call: CallInfo, session_id: str) -> tuple[list[str], DeletedCounts]:
+        """Delete an archived session and every descendant, with their transcripts and the
+        artifacts only they stored; returns the ids deleted and what went with them."""
+        with self._ledger.store.write() as writer:
+            _, state = self._ledger.load(writer, call, session_id)
+            if state.archived_at is None:
+                raise ToolConflict(
+                    call.tool_id,
+                    f'session "{session_id}" is not archived; archive it before deleting it',
+                    reason=Reason.SESSION_NOT_ARCHIVED,
+                )
+            ids = writer.subtree(session_id)
+            return ids, writer.delete_sessions(ids)
 
     def stop(self, call: CallInfo, session_id: str, reason: str | None = None) -> Record:
         ledger = self._ledger

@@ -24,7 +24,7 @@ import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
@@ -154,6 +154,24 @@ class Sessions:
 
     async def stop(self, call: CallInfo, session_id: str, reason: str | None = None) -> Record:
         return await self._offload(self.lifecycle.stop, call, session_id, reason)
+
+    def sweep_expired(self) -> int:
+        """Stop every session whose TTL has passed (a write: run it off the loop)."""
+        with self.ledger.store.write() as writer:
+            return self.ledger.stop_expired(writer)
+
+    async def delete(self, call: CallInfo, session_id: str) -> dict[str, Any]:
+        """Delete an archived session and its descendants: ``{"session_id", "sessions",
+        "transcript_turns", "artifacts"}`` (what was deleted)."""
+        ids, counts = await self._offload(self.lifecycle.delete, call, session_id)
+        for ident in ids:
+            self.access.forget(ident)
+        return {
+            "session_id": session_id,
+            "sessions": ids,
+            "transcript_turns": counts.transcript_turns,
+            "artifacts": counts.artifacts,
+        }
 
     async def runtime_set(
         self, call: CallInfo, session_id: str, selection: Selection, fences: Fences

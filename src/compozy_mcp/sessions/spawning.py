@@ -139,7 +139,11 @@ class Spawner:
 
     def spawn(self, call: CallInfo, request: SpawnRequest) -> Record:
         """Spawn a child of ``parent_session_id``; returns the spawn facts and the child policy."""
-        parent_id = request.parent_session_id or call.scope.session_id
+        parent_id = (
+            request.parent_session_id
+            if request.parent_session_id is not None
+            else call.scope.session_id
+        )
         if parent_id is None:
             raise ToolInvalidInput.for_field(
                 call.tool_id,

@@ -83,7 +83,7 @@ def _load_folder(
             if not is_within(target, real_root):
                 if not os.path.isdir(target):
                     return None
-                raise Refused(f"skill folder is a symlink to {target}, outside the skills root")
+                raise Refused("skill folder is a symlink to a folder outside the skills root")
         if not entry.is_dir():
             return None
         checked = check_skill_file(place.path, real_root)

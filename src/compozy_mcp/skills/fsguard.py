@@ -54,9 +54,13 @@ def check_skill_file(path: str, real_root: str) -> Checked | None:
         raise Refused("SKILL.md is a symlink; symlinked skill files are never read")
     if not stat.S_ISREG(info.st_mode):
         raise Refused("SKILL.md is not a regular file")
+    if info.st_nlink != 1:
+        # a hard link is the same file under another name, maybe outside the root: no path
+        # check can tell, so a SKILL.md must have exactly one
+        raise Refused("SKILL.md has more than one hard link; linked skill files are never read")
     real_path = os.path.realpath(path)
     if not is_within(real_path, real_root):
-        raise Refused(f"SKILL.md resolves to {real_path}, outside the skills root {real_root}")
+        raise Refused("SKILL.md resolves to a file outside the skills root")
     _check_size(info.st_size)
     return Checked(real_path, info)
 
@@ -65,7 +69,7 @@ def read_checked(checked: Checked, real_root: str) -> tuple[bytes, os.stat_resul
     """Read a checked SKILL.md, re-checking that the opened file is the one that was checked."""
     # re-check: the path may have changed between the scan and this read
     if not is_within(os.path.realpath(checked.real_path), real_root):
-        raise Refused(f"SKILL.md moved outside the skills root {real_root}")
+        raise Refused("SKILL.md moved outside the skills root")
     try:
         fd = os.open(checked.real_path, _OPEN_FLAGS)
     except OSError as exc:
@@ -74,8 +78,8 @@ def read_checked(checked: Checked, real_root: str) -> tuple[bytes, os.stat_resul
         info = os.fstat(fd)
         if (info.st_dev, info.st_ino) != (checked.stat.st_dev, checked.stat.st_ino):
             raise Refused("SKILL.md changed while it was being read")
-        if not stat.S_ISREG(info.st_mode):
-            raise Refused("SKILL.md is not a regular file")
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            raise Refused("SKILL.md is not a regular file with one link")
         _check_size(info.st_size)
         chunks: list[bytes] = []
         total = 0

@@ -106,6 +106,27 @@ class ArtifactRow:
     tool_id: str
     created_at: str
     meta: dict[str, Any] = field(default_factory=dict)
+    #: when the artifact may be swept; storing the same content again moves it later
+    expires_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeletedCounts:
+    sessions: int
+    transcript_turns: int
+    artifacts: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoreSize:
+    """The store's files, in bytes: the database and its write-ahead log."""
+
+    database: int
+    wal: int
+
+    @property
+    def total(self) -> int:
+        return self.database + self.wal
 
 
 class StaleWrite(Exception):
@@ -161,6 +182,14 @@ class StoreReader(ABC):
     @abstractmethod
     def artifact_bytes(self, uri: str, offset: int, limit: int) -> bytes: ...
 
+    @abstractmethod
+    def artifact_owners(self, uri: str) -> list[str]:
+        """The sessions whose calls stored this artifact (``""`` for the operator's)."""
+
+    @abstractmethod
+    def subtree(self, session_id: str) -> list[str]:
+        """``session_id`` and every descendant, the session first."""
+
 
 class StoreWriter(StoreReader):
     @abstractmethod
@@ -184,8 +213,18 @@ class StoreWriter(StoreReader):
     def truncate_transcript(self, session_id: str, keep_turns: int) -> None: ...
 
     @abstractmethod
-    def put_artifact(self, row: ArtifactRow, data: bytes) -> None:
-        """Store content under its URI; storing the same URI again keeps the first copy."""
+    def put_artifact(self, row: ArtifactRow, data: bytes, *, owner: str) -> None:
+        """Store content under its URI for ``owner`` (a session id, ``""`` for the operator);
+        storing the same URI again keeps the first copy, adds the owner, and keeps the later
+        of the two expiry times."""
+
+    @abstractmethod
+    def delete_expired_artifacts(self, now: str) -> int:
+        """Delete artifacts whose expiry has passed; returns how many."""
+
+    @abstractmethod
+    def delete_sessions(self, session_ids: Sequence[str]) -> DeletedCounts:
+        """Delete sessions with their transcripts, and the artifacts only they stored."""
 
 
 class Store(ABC):
@@ -199,6 +238,18 @@ class Store(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    @abstractmethod
+    def size(self) -> StoreSize: ...
+
+    @abstractmethod
+    def checkpoint(self) -> None:
+        """Copy the write-ahead log into the database and truncate it (a busy reader may
+        keep part of it for now)."""
+
+    @abstractmethod
+    def vacuum(self) -> None:
+        """Rebuild the database so that deleted content no longer takes space."""
 
     def __enter__(self) -> Store:
         return self

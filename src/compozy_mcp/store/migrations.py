@@ -70,6 +70,23 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         """,
     ),
+    Migration(
+        2,
+        "artifacts expire and know who stored them; indexes for expiry and deletion",
+        """
+        ALTER TABLE artifacts ADD COLUMN expires_at TEXT;
+        UPDATE artifacts SET expires_at = strftime('%Y-%m-%dT%H:%M:%SZ', created_at, '+1 day');
+        CREATE INDEX artifacts_by_expiry ON artifacts(expires_at);
+        CREATE TABLE artifact_refs (
+            uri TEXT NOT NULL REFERENCES artifacts(uri) ON DELETE CASCADE,
+            owner TEXT NOT NULL,
+            PRIMARY KEY (uri, owner)
+        );
+        CREATE INDEX artifact_refs_by_owner ON artifact_refs(owner);
+        INSERT INTO artifact_refs (uri, owner) SELECT uri, '' FROM artifacts;
+        CREATE INDEX transcript_turns_by_session ON transcript_turns(session_id);
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

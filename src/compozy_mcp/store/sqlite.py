@@ -16,6 +16,8 @@ separate databases.
 
 from __future__ import annotations
 
+import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -30,18 +32,22 @@ from compozy_mcp.reasons import Reason
 from compozy_mcp.store.base import (
     ArtifactRow,
     ChildSummary,
+    DeletedCounts,
     ProfileRow,
     SessionQuery,
     SessionRow,
     StaleWrite,
     Store,
     StoreReader,
+    StoreSize,
     StoreWriter,
     TranscriptTurn,
     WorkspaceRow,
     chunks,
 )
 from compozy_mcp.store.migrations import LATEST_VERSION, MIGRATIONS
+
+log = logging.getLogger(__name__)
 
 #: how long a write waits for the write lock another connection holds, by default
 BUSY_TIMEOUT_MS = 5_000
@@ -222,7 +228,7 @@ class _SQLiteReader(StoreReader):
 
     def artifact(self, uri: str) -> ArtifactRow | None:
         row = self._one(
-            "SELECT uri, sha256, mime_type, bytes, tool_id, created_at, meta "
+            "SELECT uri, sha256, mime_type, bytes, tool_id, created_at, meta, expires_at "
             "FROM artifacts WHERE uri = ?",
             (uri,),
         )
@@ -239,6 +245,20 @@ class _SQLiteReader(StoreReader):
             (offset + 1, limit, uri),
         )
         return bytes(row["part"]) if row and row["part"] is not None else b""
+
+    def artifact_owners(self, uri: str) -> list[str]:
+        rows = self._conn.execute("SELECT owner FROM artifact_refs WHERE uri = ?", (uri,))
+        return [row["owner"] for row in rows]
+
+    def subtree(self, session_id: str) -> list[str]:
+        rows = self._conn.execute(
+            "WITH RECURSIVE tree(id, depth) AS (SELECT id, 0 FROM sessions WHERE id = ? "
+            "UNION ALL SELECT s.id, tree.depth + 1 FROM sessions s "
+            "JOIN tree ON s.parent_session_id = tree.id WHERE tree.depth < 64) "
+            "SELECT id FROM tree ORDER BY depth",
+            (session_id,),
+        )
+        return [row["id"] for row in rows]
 
 
 class _SQLiteWriter(_SQLiteReader, StoreWriter):
@@ -310,10 +330,11 @@ class _SQLiteWriter(_SQLiteReader, StoreWriter):
             (session_id, keep_turns),
         )
 
-    def put_artifact(self, row: ArtifactRow, data: bytes) -> None:
+    def put_artifact(self, row: ArtifactRow, data: bytes, *, owner: str) -> None:
         self._conn.execute(
-            "INSERT OR IGNORE INTO artifacts (uri, sha256, mime_type, bytes, tool_id, created_at, "
-            "meta, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO artifacts (uri, sha256, mime_type, bytes, tool_id, created_at, "
+            "meta, data, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (uri) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at)",
             (
                 row.uri,
                 row.sha256,
@@ -323,8 +344,69 @@ class _SQLiteWriter(_SQLiteReader, StoreWriter):
                 row.created_at,
                 jsonutil.dumps(row.meta),
                 data,
+                row.expires_at,
             ),
         )
+        self._conn.execute(
+            "INSERT OR IGNORE INTO artifact_refs (uri, owner) VALUES (?, ?)", (row.uri, owner)
+        )
+
+    def delete_expired_artifacts(self, now: str) -> int:
+        cursor = self._conn.execute("DELETE FROM artifacts WHERE expires_at <= ?", (now,))
+        return cursor.rowcount
+
+    def delete_sessions(self, session_ids: Sequence[str]) -> DeletedCounts:
+        turns = artifacts = sessions = 0
+        for part in chunks(list(session_ids)):
+            marks = ",".join("?" * len(part))
+            turns += self._conn.execute(
+                f"DELETE FROM transcript_turns WHERE session_id IN ({marks})", part
+            ).rowcount
+            orphans = [
+                row["uri"]
+                for row in self._conn.execute(
+                    f"SELECT DISTINCT uri FROM artifact_refs WHERE owner IN ({marks})", part
+                )
+            ]
+            self._conn.execute(f"DELETE FROM artifact_refs WHERE owner IN ({marks})", part)
+            for uris in chunks(orphans):
+                holes = ",".join("?" * len(uris))
+                artifacts += self._conn.execute(
+                    f"DELETE FROM artifacts WHERE uri IN ({holes}) "
+                    "AND uri NOT IN (SELECT uri FROM artifact_refs)",
+                    uris,
+                ).rowcount
+            sessions += self._conn.execute(
+                f"DELETE FROM sessions WHERE id IN ({marks})", part
+            ).rowcount
+        return DeletedCounts(sessions, turns, artifacts)
+
+
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+
+
+def private_dir(path: Path) -> None:
+    """Create ``path`` (and its parents) readable by its owner only; warn if it exists wider.
+    Every prompt and transcript lives under it."""
+    if not path.exists():
+        path.mkdir(parents=True, mode=PRIVATE_DIR)
+        path.chmod(PRIVATE_DIR)  # mkdir's mode is cut by the umask; this one is exact
+    elif path.stat().st_mode & 0o077:
+        log.warning("%s can be read by other users; chmod 700 it", path)
+
+
+def private_file(path: Path) -> None:
+    """Create the database file owner-only before SQLite opens it (SQLite gives its WAL and
+    shared-memory files the database's own mode); warn when an existing one is wider."""
+    private_dir(path.parent)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, PRIVATE_FILE)
+    except FileExistsError:
+        if path.stat().st_mode & 0o077:
+            log.warning("%s can be read by other users; chmod 600 it", path)
+        return
+    os.close(fd)
 
 
 def _locked(exc: sqlite3.OperationalError) -> bool:
@@ -340,7 +422,7 @@ class SQLiteStore(Store):
         self.busy_timeout_ms = busy_timeout_ms
         self._memory = self.path == ":memory:"
         if not self._memory:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            private_file(Path(self.path))
         self._write_lock = threading.RLock()
         self._pool_lock = threading.Lock()
         self._readers: list[sqlite3.Connection] = []
@@ -497,6 +579,31 @@ class SQLiteStore(Store):
             conns, self._open, self._readers = self._open, [], []
         for conn in conns:
             conn.close()
+
+    def size(self) -> StoreSize:
+        if self._memory:
+            with self.read() as reader:
+                assert isinstance(reader, _SQLiteReader)
+                pages = reader._one("PRAGMA page_count", ())
+                page_size = reader._one("PRAGMA page_size", ())
+            return StoreSize(int(pages[0]) * int(page_size[0]) if pages and page_size else 0, 0)
+        wal = Path(self.path + "-wal")
+        return StoreSize(Path(self.path).stat().st_size, wal.stat().st_size if wal.exists() else 0)
+
+    def checkpoint(self) -> None:
+        with self._holding_writer() as conn:
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.OperationalError as exc:
+                raise self._failure(exc) from exc
+
+    def vacuum(self) -> None:
+        with self._holding_writer() as conn:
+            try:
+                conn.execute("VACUUM")
+            except sqlite3.OperationalError as exc:
+                raise self._failure(exc) from exc
+        self.checkpoint()
 
 
 def _statements(script: str) -> list[str]:

@@ -1,0 +1,86 @@
+"""The Streamable HTTP app of MCP, with stateful sessions that stay bounded.
+
+The SDK keeps every session a 2025-11-25 client opens until it is deleted or has been idle
+for its timeout, and past ``max_sessions`` refuses every new client with 503. A client that
+initializes and goes away without closing (most do, when they crash or are killed) holds its
+slot for the whole timeout: enough of them lock every new client out. Here the cap is a
+budget, not a wall: a new session at the cap closes the longest-idle open session instead, and
+only when every session is busy is a new client refused.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from mcp.server import Server
+from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http_manager import (
+    StreamableHTTPASGIApp,
+    StreamableHTTPSessionManager,
+)
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+log = logging.getLogger(__name__)
+
+
+class ReclaimingSessionManager(StreamableHTTPSessionManager):
+    """A session manager that closes the longest-idle session to admit a new one at the cap.
+
+    It reads the SDK transport's in-flight count and idle deadline (``mcp`` is pinned to 2.3.x;
+    ``tests/proxy/test_http_sessions.py`` proves the behaviour through real clients).
+    """
+
+    def _admit_session(self, requestor: Any) -> StreamableHTTPServerTransport | None:
+        if self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
+            self._close_longest_idle()
+        admitted: StreamableHTTPServerTransport | None = super()._admit_session(requestor)
+        return admitted
+
+    def _close_longest_idle(self) -> None:
+        idle = [
+            (transport.idle_scope.deadline, session_id, transport)
+            for session_id, transport in self._server_instances.items()
+            if transport.idle_scope is not None and not transport._requests_in_flight
+        ]
+        if not idle:
+            return
+        _, session_id, transport = min(idle, key=lambda item: item[0])
+        # forgotten at once (its id answers 404 from now); its server task ends and cleans up
+        self._server_instances.pop(session_id, None)
+        self._session_owners.pop(session_id, None)
+        assert transport.idle_scope is not None
+        transport.idle_scope.cancel()
+        log.info("closed idle MCP session %s to admit a new one", session_id)
+
+    @property
+    def open_sessions(self) -> int:
+        return len(self._server_instances)
+
+
+def mcp_http_app(
+    server: Server[Any],
+    *,
+    path: str,
+    security: TransportSecuritySettings | None,
+    max_sessions: int,
+    idle_seconds: float,
+    max_request_bytes: int,
+) -> tuple[Starlette, ReclaimingSessionManager]:
+    """The app serving ``server`` at ``path`` with JSON responses, and its session manager
+    (the app's lifespan runs it)."""
+    manager = ReclaimingSessionManager(
+        app=server,
+        json_response=True,
+        security_settings=security,
+        max_request_body_size=max_request_bytes,
+        session_idle_timeout=idle_seconds,
+        max_sessions=max_sessions,
+    )
+    app = Starlette(
+        routes=[Route(path, endpoint=StreamableHTTPASGIApp(manager))],
+        lifespan=lambda _: manager.run(),
+    )
+    return app, manager

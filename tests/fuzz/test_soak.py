@@ -1,0 +1,233 @@
+"""The soak (``make soak``, marker ``soak``; never part of ``make test``): a real daemon under
+hostile load, killed mid-write, and schemathesis against its OpenAPI document.
+
+- 10,000 hostile calls (``COMPOZY_SOAK_CALLS``) through its HTTP API and its ``/mcp``: every
+  call ends in a result or a typed error, no 5xx, RSS stays bounded, the store stays whole;
+- ``kill -9`` during write bursts, six times: no acknowledged write is lost;
+- schemathesis (``COMPOZY_SOAK_SCHEMATHESIS_SECONDS``) finds no 5xx and no schema-valid
+  request refused.
+
+The figures go to ``.soak/figures.json`` (``docs/reliability.md`` reports a run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.from_thread
+import httpx2
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mcp.client import Client
+from tests.api.support import Daemon, Home, running_daemon
+from tests.fuzz.target import Target, fuzz_one
+
+pytestmark = pytest.mark.soak
+
+CALLS = int(os.environ.get("COMPOZY_SOAK_CALLS", "10000"))
+SCHEMATHESIS_SECONDS = int(os.environ.get("COMPOZY_SOAK_SCHEMATHESIS_SECONDS", "300"))
+FIGURES = Path(__file__).parents[2] / ".soak" / "figures.json"
+
+
+def _record(name: str, value: Any) -> None:
+    FIGURES.parent.mkdir(exist_ok=True)
+    figures = json.loads(FIGURES.read_text()) if FIGURES.exists() else {}
+    figures[name] = value
+    FIGURES.write_text(json.dumps(figures, indent=2) + "\n")
+    print(f"{name}: {value}")
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _integrity(db: Path) -> str:
+    with closing(sqlite3.connect(db)) as conn:
+        return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+
+@pytest.fixture(scope="module")
+def soak_home(tmp_path_factory: pytest.TempPathFactory) -> Home:
+    return Home.make(tmp_path_factory.mktemp("soak")).with_env(COMPOZY_MAX_RESULT_BYTES="4096")
+
+
+@pytest.fixture(scope="module")
+def soak_daemon(soak_home: Home) -> Iterator[Daemon]:
+    with running_daemon(soak_home, "--port", "0", "--no-uds", listeners=1) as daemon:
+        yield daemon
+
+
+class Peak:
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.first = self.peak = _rss_kib(pid)
+
+    def sample(self) -> None:
+        self.peak = max(self.peak, _rss_kib(self.pid))
+
+
+@pytest.fixture(scope="module")
+def soak_target(soak_daemon: Daemon) -> Iterator[tuple[Target, Peak]]:
+    assert soak_daemon.url is not None
+    url = soak_daemon.url
+    peak = Peak(soak_daemon.process.pid)
+    with anyio.from_thread.start_blocking_portal("asyncio") as portal:
+        target = Target(portal, mcp_sends_surrogates=False)
+        done = anyio.Event()
+
+        async def hold(*, task_status: anyio.abc.TaskStatus[None]) -> None:
+            async with (
+                Client(url + "/mcp", cache=None) as mcp,
+                httpx2.AsyncClient(base_url=url + "/api", trust_env=False, timeout=60) as http,
+            ):
+                target.mcp, target.http = mcp, http
+                task_status.started()
+                await done.wait()
+
+        held, _ = portal.start_task(hold)
+        yield target, peak
+        portal.call(done.set)
+        held.result(timeout=30)
+
+
+@settings(
+    max_examples=CALLS,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+@given(data=st.data())
+def test_soak_every_hostile_call_ends_in_a_result_or_a_typed_error(
+    soak_target: tuple[Target, Peak], data: st.DataObject
+) -> None:
+    target, peak = soak_target
+    fuzz_one(target, data)
+    if sum(target.answers.values()) % 500 == 0:
+        peak.sample()
+
+
+def test_soak_figures_and_the_store_is_whole(
+    soak_target: tuple[Target, Peak], soak_daemon: Daemon, soak_home: Home
+) -> None:
+    target, peak = soak_target
+    peak.sample()
+    answers = dict(target.answers)
+    _record(
+        "calls",
+        {
+            "tried": sum(answers.values()),
+            "results": answers.get("mcp result", 0) + answers.get("http result", 0),
+            "typed_errors": answers.get("mcp typed error", 0) + answers.get("http typed error", 0),
+            "http_5xx": 0,  # any would have failed the calls above
+            "by_surface": answers,
+        },
+    )
+    _record(
+        "rss_kib",
+        {"start": peak.first, "peak": peak.peak, "final": _rss_kib(soak_daemon.process.pid)},
+    )
+    with soak_daemon.client() as api:
+        api.post("/api/store/vacuum").raise_for_status()
+    _record("integrity_check", _integrity(soak_home.path / "compozy.db"))
+    assert sum(answers.values()) >= CALLS
+    assert _integrity(soak_home.path / "compozy.db") == "ok"
+
+
+# --- kill -9 during write bursts ---------------------------------------------------------------
+
+
+def _burst(url: str, acked: list[str], stop: threading.Event) -> None:
+    with httpx2.Client(base_url=url, trust_env=False, timeout=5) as api:
+        while not stop.is_set():
+            try:
+                made = api.post("/api/sessions", json={"agent_name": "burst"})
+            except httpx2.TransportError:
+                return  # killed
+            if made.status_code == 201:
+                acked.append(made.json()["session"]["id"])
+
+
+def test_soak_kill_9_during_write_bursts_loses_no_acknowledged_write(tmp_path: Path) -> None:
+    home = Home.make(tmp_path)
+    acked: list[str] = []
+    rounds = 6
+    for _ in range(rounds):
+        with running_daemon(home, "--port", "0", "--no-uds", listeners=1) as daemon:
+            assert daemon.url is not None
+            stop = threading.Event()
+            writers = [
+                threading.Thread(target=_burst, args=(daemon.url, acked, stop)) for _ in range(4)
+            ]
+            for writer in writers:
+                writer.start()
+            time.sleep(1.5)
+            daemon.process.send_signal(signal.SIGKILL)
+            daemon.process.wait(10)
+            stop.set()
+            for writer in writers:
+                writer.join(10)
+    with (
+        running_daemon(home, "--port", "0", "--no-uds", listeners=1) as daemon,
+        daemon.client() as api,
+    ):
+        missing = [ident for ident in acked if api.get(f"/api/sessions/{ident}").status_code != 200]
+    _record(
+        "kill_9",
+        {"rounds": rounds, "acknowledged_writes": len(acked), "lost": len(missing)},
+    )
+    assert acked
+    assert missing == []
+    assert _integrity(home.path / "compozy.db") == "ok"
+
+
+# --- schemathesis ------------------------------------------------------------------------------
+
+
+def test_soak_schemathesis_finds_no_5xx_and_no_valid_request_refused(tmp_path: Path) -> None:
+    st_bin = Path(sys.executable).parent / "st"
+    if not st_bin.exists():
+        pytest.fail("schemathesis is not installed: run `make soak`, which installs it")
+    home = Home.make(tmp_path)
+    with running_daemon(home, "--port", "0", "--no-uds", listeners=1) as daemon:
+        assert daemon.url is not None
+        done = subprocess.run(
+            [
+                str(st_bin),
+                "run",
+                f"{daemon.url}/api/openapi.json",
+                "--checks",
+                "all",
+                "--max-time",
+                str(SCHEMATHESIS_SECONDS),
+                "--generation-codec",
+                "utf-8",
+                "--workers",
+                "2",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=SCHEMATHESIS_SECONDS + 600,
+            check=False,
+        )
+    summary = [line for line in done.stdout.splitlines() if "generated" in line]
+    _record(
+        "schemathesis", {"exit": done.returncode, "summary": summary[-1:] or done.stdout[-500:]}
+    )
+    assert done.returncode == 0, done.stdout[-5000:]
