@@ -9,6 +9,9 @@ what that session's policy allows, one that names none gets the full-policy cata
 Host/Origin checks and the token are :class:`~compozy_mcp.api.auth.Guard`'s, for both
 endpoints, so the SDK's own DNS-rebinding check (which cannot serve TCP and a socket with one
 allow-list) is off.
+
+Upstream MCP servers (``$COMPOZY_HOME/mcp.yaml``, the workspace's ``.compozy/mcp.yaml``) are
+connected once, for every session: each session sees those its policy allows.
 """
 
 from __future__ import annotations
@@ -26,18 +29,29 @@ from compozy_mcp.api.auth import Access, Guard
 from compozy_mcp.api.routes import EXCEPTION_HANDLERS, api_app
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.hostapi.wire import API_PREFIX
+from compozy_mcp.proxy.discovery import Discovery
 
 if TYPE_CHECKING:
     from compozy_mcp.assembly import App
+    from compozy_mcp.upstream.supervisor import Upstreams
 
 
-def daemon_app(app: App, access: Access) -> Starlette:
+def daemon_app(
+    app: App,
+    access: Access,
+    *,
+    upstreams: Upstreams | None = None,
+    discovery: Discovery = Discovery.FULL,
+) -> Starlette:
+    """The daemon's app; ``upstreams`` are connected for as long as it serves (its lifespan)
+    and their tools served at ``/mcp`` to the sessions whose policy allows them."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     from compozy_mcp.proxy.server import ProxyServer
     from compozy_mcp.proxy.transports import MAX_REQUEST_BYTES, MCP_PATH, QuietDisconnects
 
-    mcp_app = ProxyServer(app, scope_per_request=True).server.streamable_http_app(
+    proxy = ProxyServer(app, scope_per_request=True, upstreams=upstreams, discovery=discovery)
+    mcp_app = proxy.server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         json_response=True,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
@@ -47,11 +61,15 @@ def daemon_app(app: App, access: Access) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        async with mcp_app.router.lifespan_context(mcp_app):
+        async with contextlib.AsyncExitStack() as stack:
+            if upstreams is not None:
+                await stack.enter_async_context(upstreams.running())
+            await stack.enter_async_context(mcp_app.router.lifespan_context(mcp_app))
             yield
 
+    host = LocalHost(app, mcp_servers=upstreams)
     combined = Starlette(
-        routes=[Mount(API_PREFIX, app=api_app(LocalHost(app), openapi.document)), *mcp_app.routes],
+        routes=[Mount(API_PREFIX, app=api_app(host, openapi.document)), *mcp_app.routes],
         middleware=[Middleware(Guard, access=access)],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,

@@ -21,6 +21,7 @@ from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.native.contract_tools import DESCRIPTOR_SCHEMA
 from compozy_mcp.schemas import OPEN_OBJECT, STRING, array, obj
 from compozy_mcp.sessions.record_schema import SESSION_RECORD
+from compozy_mcp.upstream.status import SERVER_LIST_SCHEMA
 
 Schema = dict[str, Any]
 REFS = "#/components/schemas/"
@@ -78,6 +79,7 @@ def schemas() -> dict[str, Schema]:
         "ProfileList": obj({"profiles": array(ref("Profile"))}),
         "ProfileResponse": obj({"profile": ref("Profile")}),
         "ProfileAddRequest": bodies.PROFILE_ADD,
+        "McpServerList": SERVER_LIST_SCHEMA,
     }
 
 
@@ -276,6 +278,14 @@ def _paths() -> dict[str, Any]:
                 "requestBody": _json_body("ProfileAddRequest"),
                 "responses": _responses(201, "ProfileResponse", 400, 413),
             },
+        },
+        "/api/mcp/servers": {
+            "get": {
+                "operationId": "listMcpServers",
+                "summary": "The upstream MCP servers the daemon connects: each one's state, tool "
+                "count, restarts and last error.",
+                "responses": _responses(200, "McpServerList"),
+            }
         },
     }
 

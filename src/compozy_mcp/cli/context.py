@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from compozy_mcp.hostapi.target import Target, parse_target
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 ENV_HOME = "COMPOZY_HOME"
 ENV_URL = "COMPOZY_URL"
 ENV_TOKEN = "COMPOZY_TOKEN"
+ENV_WORKSPACE = "COMPOZY_WORKSPACE"
 
 T = TypeVar("T")
 
@@ -60,6 +62,12 @@ class Context:
         from compozy_mcp.config import Settings
 
         return Settings.from_env(self.env)
+
+    def workspace(self, given: str | None = None) -> Path:
+        """The workspace directory a command works in: ``given`` (``--workspace``), else
+        ``COMPOZY_WORKSPACE``, else the current directory."""
+        chosen = given or self.env.get(ENV_WORKSPACE) or None
+        return Path(chosen).expanduser().resolve() if chosen else Path.cwd()
 
     def open_host(self) -> HostClient:
         """The Host API this context selects: a daemon's, or this process's own."""

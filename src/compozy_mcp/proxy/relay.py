@@ -27,15 +27,16 @@ from mcp.types import (
     Tool,
 )
 
-from compozy_mcp import jsonutil
 from compozy_mcp.errors import DaemonUnreachable, RemoteError, ResourceNotFound, ToolBackendFailed
 from compozy_mcp.hostapi.remote import RemoteHost, daemon_http_client
 from compozy_mcp.hostapi.target import Target
 from compozy_mcp.hostapi.wire import SESSION_HEADER
+from compozy_mcp.proxy.notify import ToolsChanged
 from compozy_mcp.proxy.paging import Pages
 from compozy_mcp.proxy.server import error_result, native_server
 from compozy_mcp.proxy.transports import MCP_PATH
 from compozy_mcp.reasons import Reason
+from compozy_mcp.upstream.http import UNREACHABLE, AnsweringTransport
 
 log = logging.getLogger(__name__)
 
@@ -43,43 +44,6 @@ log = logging.getLogger(__name__)
 MAX_LIST_PAGES = 1000
 #: the "tool" an error of the relay's own start-up names
 RELAY = "compozy proxy"
-#: the JSON-RPC code the relay's transport answers with when the daemon cannot be reached; it
-#: never leaves the relay (such a call becomes an ``isError`` result)
-DAEMON_UNREACHABLE = -32098
-
-
-class AnsweringTransport(httpx2.AsyncBaseTransport):
-    """An HTTP transport that turns a daemon that cannot be reached into an answer.
-
-    The SDK's Streamable HTTP client lets a transport error escape the task that sent the
-    request: the request is never answered and the connection is dead for good. A JSON-RPC
-    error response instead reaches the waiting call, and the next call simply tries again (a
-    restarted daemon is picked up, the 2026-07-28 protocol being stateless).
-    """
-
-    def __init__(self, inner: httpx2.AsyncBaseTransport, target: Target) -> None:
-        self._inner = inner
-        self._target = target
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        try:
-            return await self._inner.handle_async_request(request)
-        except httpx2.TransportError as exc:
-            if isinstance(exc, httpx2.ConnectError | httpx2.ConnectTimeout):
-                message = f"cannot reach the compozy daemon at {self._target}"
-            else:  # the request may have reached it: say so, never claim it did not run
-                message = f"lost the compozy daemon at {self._target} mid-request; it may have run"
-            message += f" ({exc or type(exc).__name__})"
-            error = {"code": DAEMON_UNREACHABLE, "message": message}
-            return httpx2.Response(
-                502,
-                headers={"Content-Type": "application/json"},
-                content=jsonutil.dumps({"jsonrpc": "2.0", "id": None, "error": error}),
-                request=request,
-            )
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
 
 class Relay:
@@ -100,14 +64,17 @@ class Relay:
         self._pages = Pages([], page_size)
         self._schemas: dict[str, Any] = {}
         self._upstream: Client | None = None
-        self.server = native_server(self._list_tools, self._call_tool, self._schemas)
+        self.changes = ToolsChanged()
+        self.server = native_server(
+            self._list_tools, self._call_tool, self._schemas.get, self.changes
+        )
 
     def _http(self) -> httpx2.AsyncClient:
         return daemon_http_client(
             self.target,
             self._token,
             headers={SESSION_HEADER: self.session} if self.session else None,
-            wrap=lambda inner: AnsweringTransport(inner, self.target),
+            wrap=lambda inner: AnsweringTransport(inner, f"the compozy daemon at {self.target}"),
         )
 
     @contextlib.asynccontextmanager
@@ -178,7 +145,7 @@ class Relay:
         try:
             return await upstream.call_tool(name, params.arguments)
         except MCPError as exc:
-            if exc.error.code != DAEMON_UNREACHABLE:
+            if exc.error.code != UNREACHABLE:
                 raise  # the daemon's own protocol answer (an unknown tool...), passed on
             log.warning("tools/call %s: %s", name, exc.error.message)
             failure = ToolBackendFailed(
