@@ -646,6 +646,7 @@ def test_every_documented_operation_answers_a_body_its_schema_accepts(
         ("POST", "/api/workspaces", {"json": {"path": str(Path.cwd())}}),
         ("GET", "/api/profiles", {}),
         ("POST", "/api/profiles", {"json": {"name": "Documented"}}),
+        ("GET", "/api/mcp/servers", {}),
     ]
     documented = {
         (method.upper(), path)

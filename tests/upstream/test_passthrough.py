@@ -32,6 +32,8 @@ from compozy_mcp.calls import CallScope
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.proxy.server import ProxyServer
 from compozy_mcp.upstream.config import Restart, Timeouts
+from compozy_mcp.upstream.status import SERVER_LIST_SCHEMA
+from compozy_mcp.validation import compile_validator
 
 pytestmark = pytest.mark.anyio
 WAIT = 30.0
@@ -282,6 +284,7 @@ async def test_the_host_api_lists_each_servers_state_and_last_error(app: App) ->
     async with serving(app, definitions) as proxy:
         listing = await LocalHost(app, mcp_servers=proxy.upstreams).list_mcp_servers()
     flaky.state.update(failures=0)
+    compile_validator(SERVER_LIST_SCHEMA).validate(listing)  # what GET /api/mcp/servers promises
     rows = {row["name"]: row for row in listing["servers"]}
     [notes_state] = rows["notes"]["connections"]
     assert (notes_state["state"], notes_state["tools"]) == ("ready", 8)

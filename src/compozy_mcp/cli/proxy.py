@@ -153,16 +153,23 @@ def upstreams_for(
     context: Context, home: Path, workspace: Path, app: App, scope: CallScope, *, kind: str
 ) -> Upstreams | None:
     """The upstream servers to connect: every one defined, or those ``scope``'s policy
-    allows; ``None`` when there are none."""
+    allows (the others are withheld: known, refused); ``None`` when none is defined."""
     from compozy_mcp.upstream.defined import defined
     from compozy_mcp.upstream.supervisor import Upstreams
 
-    definitions = [
-        d for d in defined(home, workspace).values() if app.catalog.server_visible(d.name, scope)
-    ]
-    if not definitions:
+    every = defined(home, workspace).values()
+    allowed = [d for d in every if app.catalog.server_visible(d.name, scope)]
+    withheld = [d.name for d in every if d not in allowed]
+    if not allowed and not withheld:
         return None
-    return Upstreams(definitions, home=home, env=dict(context.env), workspace=workspace, kind=kind)
+    return Upstreams(
+        allowed,
+        home=home,
+        env=dict(context.env),
+        workspace=workspace,
+        kind=kind,
+        withheld=withheld,
+    )
 
 
 def running(
@@ -185,6 +192,7 @@ def _relay(args: argparse.Namespace, context: Context, target: Target) -> int:
     """Serve a daemon's tools (``--url`` / ``--socket`` / ``COMPOZY_URL``)."""
     import asyncio
 
+    from compozy_mcp.proxy.discovery import Discovery
     from compozy_mcp.proxy.relay import Relay
 
     relay = Relay(
@@ -192,6 +200,7 @@ def _relay(args: argparse.Namespace, context: Context, target: Target) -> int:
         token=context.token,
         session=args.session,
         page_size=args.page_size,
+        discovery=Discovery(args.discovery),
     )
     asyncio.run(relay.prepare())
     _say(f"relaying the compozy daemon at {target}")

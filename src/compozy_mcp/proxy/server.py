@@ -157,6 +157,15 @@ def _forwarded_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
     }
 
 
+def _not_allowed(tool_id: str, server: str, scope: CallScope) -> ToolDenied:
+    return ToolDenied(
+        tool_id,
+        f'tool "{tool_id}" is not allowed by the permission policy of session '
+        f'"{scope.session_id}" (MCP server "{server}")',
+        reason=Reason.PERMISSION_DENIED,
+    )
+
+
 class ProxyServer:
     """One MCP server over one app, serving the catalog a caller's scope allows.
 
@@ -293,10 +302,14 @@ class ProxyServer:
         ``MCPError`` as the server sent it."""
         if name == TOOL_CALL:
             return await self._tool_call(ctx, scope, arguments)
-        routed = self.upstreams.route(name) if self.upstreams is not None else None
-        if routed is not None:
-            upstream, own_name = routed
-            return await self._forward(ctx, scope, name, upstream, own_name, arguments)
+        if self.upstreams is not None:
+            routed = self.upstreams.route(name)
+            if routed is not None:
+                upstream, own_name = routed
+                return await self._forward(ctx, scope, name, upstream, own_name, arguments)
+            withheld = self.upstreams.withheld_server(name)
+            if withheld is not None:
+                raise _not_allowed(name, withheld, scope)
         result = await self.app.dispatcher.call(name, arguments or {}, scope=scope)
         return call_result(result)
 
@@ -310,12 +323,7 @@ class ProxyServer:
         arguments: dict[str, Any] | None,
     ) -> CallToolResult:
         if not self.app.catalog.server_visible(upstream.name, scope):
-            raise ToolDenied(
-                name,
-                f'tool "{name}" is not allowed by the permission policy of session '
-                f'"{scope.session_id}" (MCP server "{upstream.name}")',
-                reason=Reason.PERMISSION_DENIED,
-            )
+            raise _not_allowed(name, upstream.name, scope)
         meta = _forwarded_meta(ctx.meta)
 
         async def relay_progress(progress: float, total: float | None, message: str | None) -> None:

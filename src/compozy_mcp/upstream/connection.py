@@ -163,7 +163,9 @@ async def connect(
                 headers=dict(definition.headers),
                 timeout=httpx2.Timeout(timeouts.call, connect=timeouts.startup),
                 transport=AnsweringTransport(
-                    httpx2.AsyncHTTPTransport(), f'MCP server "{definition.name}" at {url}'
+                    httpx2.AsyncHTTPTransport(),
+                    f'MCP server "{definition.name}" at {url}',
+                    detail=False,  # no transport error text in what users read
                 ),
             )
             await stack.enter_async_context(http)

@@ -19,11 +19,13 @@ UNREACHABLE = -32098
 
 class AnsweringTransport(httpx2.AsyncBaseTransport):
     """``inner``, with transport errors turned into a JSON-RPC error from ``what`` (how the
-    server is named in the message, such as ``the compozy daemon at unix:/...``)."""
+    server is named in the message, such as ``the compozy daemon at unix:/...``); ``detail``
+    adds the transport error's own text."""
 
-    def __init__(self, inner: httpx2.AsyncBaseTransport, what: str) -> None:
+    def __init__(self, inner: httpx2.AsyncBaseTransport, what: str, *, detail: bool = True) -> None:
         self._inner = inner
         self._what = what
+        self._detail = detail
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         try:
@@ -33,7 +35,8 @@ class AnsweringTransport(httpx2.AsyncBaseTransport):
                 message = f"cannot reach {self._what}"
             else:  # the request may have reached it: say so, never claim it did not run
                 message = f"lost {self._what} mid-request; it may have run"
-            message += f" ({exc or type(exc).__name__})"
+            if self._detail:
+                message += f" ({exc or type(exc).__name__})"
             error = {"code": UNREACHABLE, "message": message}
             return httpx2.Response(
                 502,

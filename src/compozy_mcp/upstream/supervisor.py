@@ -256,8 +256,12 @@ class Upstreams:
         workspace: Path | None = None,
         kind: str = "proxy",
         publish_status: bool = True,
+        withheld: Iterable[str] = (),
     ) -> None:
         self.home = home
+        #: servers defined but not connected here, because the caller's policy does not allow
+        #: them: a call to one is refused as any call the policy does not allow
+        self.withheld = frozenset(withheld)
         self.kind = kind
         self._publish = publish_status
         self._board = StatusBoard(home)
@@ -310,6 +314,11 @@ class Upstreams:
         server, found, name = tool_id.partition(SEPARATOR)
         upstream = self.servers.get(server) if found and name else None
         return (upstream, name) if upstream is not None else None
+
+    def withheld_server(self, tool_id: str) -> str | None:
+        """The withheld server a ``<server>__<tool>`` name belongs to, if any."""
+        server, found, name = tool_id.partition(SEPARATOR)
+        return server if found and name and server in self.withheld else None
 
     def listen(self, listener: Listener) -> None:
         """Call ``listener`` whenever the tools or a server's state change."""
