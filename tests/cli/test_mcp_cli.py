@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tests.cli.test_tool_cli import Home, _loaded_heavy_modules
 from tests.clirun import run_cli
 
 from compozy_mcp.upstream.config import (
@@ -297,3 +298,18 @@ def test_mcp_list_check_connects_to_each_server_now(
     assert 'cannot reach MCP server "down" at http://127.0.0.1:9/mcp' in down["last_error"]  # type: ignore[index]
     text = ok(mcp(env, "list", "--check"))
     assert "check: ready, 8 tools" in text
+
+
+# --- start-up ------------------------------------------------------------------------------
+
+
+@pytest.mark.process
+def test_mcp_add_list_and_remove_never_import_the_mcp_server(env: dict[str, str]) -> None:
+    home = Home(Path(env["COMPOZY_HOME"]), {**os.environ, **env})
+    for args in (
+        ["mcp", "add", "notes", "--", "python", "notes.py"],
+        ["mcp", "list"],
+        ["mcp", "list", "-o", "json"],
+        ["mcp", "remove", "notes"],
+    ):
+        assert _loaded_heavy_modules(home, args) == [], args

@@ -9,6 +9,7 @@ The same requirements against real stdio and Streamable HTTP servers, killed and
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -32,11 +33,14 @@ from compozy_mcp.calls import CallScope
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.proxy.server import ProxyServer
 from compozy_mcp.upstream.config import Restart, Timeouts
+from compozy_mcp.upstream.defined import defined
 from compozy_mcp.upstream.status import SERVER_LIST_SCHEMA
 from compozy_mcp.validation import compile_validator
 
 pytestmark = pytest.mark.anyio
 WAIT = 30.0
+#: a directory holding an installed package's metadata: a compozy.tools entry point
+EXT = Path(__file__).parent / "ext"
 
 
 async def until(check: Callable[[], bool | Awaitable[bool]], timeout: float = WAIT) -> None:
@@ -293,3 +297,37 @@ async def test_the_host_api_lists_each_servers_state_and_last_error(app: App) ->
     assert flaky_state["last_error"].startswith("failed unexpectedly (RuntimeError")
     assert rows["notes"]["target"] == "tests.upstream.servers.notes:build"
     assert await LocalHost(app).list_mcp_servers() == {"servers": []}
+
+
+async def test_an_extension_of_the_compozy_tools_group_is_served_like_an_upstream_server(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(EXT))
+    found = defined(app.settings.home, None)
+    assert list(found) == ["notes_ext"]
+    originals = {tool.name: tool for tool in await own_listing(notes.build())}
+    async with serving(app, list(found.values())) as proxy, Client(proxy.server) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        for name, original in originals.items():
+            seen = listed[f"notes_ext__{name}"]
+            assert seen.model_dump(exclude={"name"}) == original.model_dump(exclude={"name"})
+        verbose = await client.call_tool(
+            "notes_ext__lookup", {"note": "e", "result_view": "verbose"}
+        )
+        assert verbose.structured_content == {
+            "note": "e",
+            "view": "verbose",
+            "text": "the whole text of e",
+        }
+
+
+async def test_an_entry_point_that_is_not_an_mcp_server_is_down_with_why(app: App) -> None:
+    definition = extension("odd", "tests.upstream.servers.notes:LOOKUP_VIEWS")
+    async with serving(app, [definition]) as proxy:
+        assert proxy.upstreams is not None
+        [status] = proxy.upstreams.statuses()
+    assert status.state == "down"
+    assert status.last_error == (
+        "entry point 'odd' (tests.upstream.servers.notes:LOOKUP_VIEWS) is not an MCP server: it "
+        "must be an MCP SDK Server or MCPServer, or a function returning one"
+    )

@@ -20,9 +20,11 @@ import pytest
 from mcp import types
 from mcp.client import Client
 from tests.api.support import Home as DaemonHome
-from tests.api.support import running_daemon
+from tests.api.support import compozy_process, running_daemon
+from tests.clirun import run_cli
 from tests.proxy.support import MODES, Home, Mode, make_home, record, tool_error
 from tests.upstream.real import (
+    REPO,
     DocsServer,
     alive,
     connection,
@@ -287,13 +289,44 @@ async def test_the_daemon_serves_upstream_tools_and_lists_their_state(
             lambda: _cli(home, "--url", daemon.url or "", "mcp", "list", "-o", "json")
         )
         assert {row["name"] for row in remote["servers"]} == {"docs", "notes"}
+        info = await anyio.to_thread.run_sync(
+            lambda: run_cli(
+                "--url", daemon.url or "", "tool", "info", "notes__lookup", env=home.env
+            )
+        )
+        assert info.returncode == 0, info.stderr
+        assert "MCP server: notes" in info.stdout
+        assert "result_view" in info.stdout  # its own input, as it declared it
         assert "MCP servers: docs, notes" in daemon.stderr
 
 
 def _cli(home: Home, *args: str) -> dict[str, Any]:
-    from tests.clirun import run_cli
-
     done = run_cli(*args, env=home.env)
     assert done.returncode == 0, done.stderr
     parsed: dict[str, Any] = json.loads(done.stdout)
     return parsed
+
+
+async def test_an_installed_extension_is_served_by_compozy_proxy(home: Home) -> None:
+    ext = Path(__file__).parent / "ext"
+    with_ext = Home(home.root, {**home.env, "PYTHONPATH": f"{ext}:{REPO}"})
+    async with proxy_client(with_ext) as client:
+        listed = await names(client)
+        assert "notes_ext__lookup" in listed
+        found = await client.call_tool("notes_ext__lookup", {"note": "x", "result_view": "brief"})
+        assert found.structured_content == {"note": "x", "view": "brief"}
+        # the console script, so that PYTHONPATH installs the extension for it too
+        done = await anyio.to_thread.run_sync(
+            lambda: compozy_process(
+                DaemonHome(Path(with_ext.env["COMPOZY_HOME"]), with_ext.env),
+                "mcp",
+                "list",
+                "-o",
+                "json",
+            )
+        )
+        assert done.returncode == 0, done.stderr
+        row = {r["name"]: r for r in json.loads(done.stdout)["servers"]}["notes_ext"]
+        assert (row["scope"], row["transport"]) == ("extension", "extension")
+        [state] = row["connections"]
+        assert (state["kind"], state["state"], state["tools"]) == ("proxy", "ready", 8)

@@ -59,6 +59,13 @@ def _text(text: str) -> list[ContentBlock]:
     return [TextContent(text=text)]
 
 
+def _plain(name: str, description: str) -> Tool:
+    """A tool that takes no input."""
+    return Tool(
+        name=name, description=description, input_schema={"type": "object", "properties": {}}
+    )
+
+
 def build(name: str = "notes") -> Server[Any]:
     """A fresh server (its ``grow`` tool adds tools to this instance only)."""
     bus = InMemorySubscriptionBus()
@@ -74,42 +81,22 @@ def build(name: str = "notes") -> Server[Any]:
                 output_schema=LOOKUP_OUTPUT,
                 annotations=LOOKUP_ANNOTATIONS,
             ),
-            Tool(
-                name="progress",
-                description="Count to three, reporting progress at each step.",
-                input_schema={"type": "object", "properties": {}},
-            ),
-            Tool(
-                name="fail",
-                description="Fail as a tool (isError).",
-                input_schema={"type": "object", "properties": {}},
-            ),
-            Tool(
-                name="reject",
-                description="Refuse with a JSON-RPC error.",
-                input_schema={"type": "object", "properties": {}},
-            ),
+            _plain("progress", "Count to three, reporting progress at each step."),
+            _plain("fail", "Fail as a tool (isError)."),
+            _plain("reject", "Refuse with a JSON-RPC error."),
             Tool(
                 name="bad_output",
                 description="Return structured content that breaks its own outputSchema.",
                 input_schema={"type": "object", "properties": {}},
                 output_schema={"type": "object", "required": ["never"]},
             ),
-            Tool(
-                name="pid",
-                description="The server's process id.",
-                input_schema={"type": "object", "properties": {}},
-            ),
+            _plain("pid", "The server's process id."),
             Tool(
                 name="sleep",
                 description="Sleep for some seconds.",
                 input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}},
             ),
-            Tool(
-                name="grow",
-                description="Add a tool and say the tool list changed.",
-                input_schema={"type": "object", "properties": {}},
-            ),
+            _plain("grow", "Add a tool and say the tool list changed."),
             *grown,
         ]
 
@@ -149,13 +136,7 @@ def build(name: str = "notes") -> Server[Any]:
             await anyio.sleep(float(args.get("seconds", 3600)))
             return CallToolResult(content=_text("slept"))
         if tool == "grow":
-            grown.append(
-                Tool(
-                    name=f"extra_{len(grown) + 1}",
-                    description="A tool added at run time.",
-                    input_schema={"type": "object", "properties": {}},
-                )
-            )
+            grown.append(_plain(f"extra_{len(grown) + 1}", "A tool added at run time."))
             await ctx.session.send_tool_list_changed()  # the 2025-11-25 era
             await bus.publish(ToolsListChanged())  # the 2026-07-28 era
             return CallToolResult(content=_text(f"now {len(tools())} tools"))
