@@ -154,3 +154,16 @@ def test_a_long_description_is_cut_to_one_line_at_a_sentence() -> None:
     assert one_line(text, 60) == "First sentence here."
     assert one_line("one\ntwo\n\nthree") == "one two"
     assert one_line("x" * 300, 10) == "x" * 10 + "…"
+
+
+async def test_a_server_schema_without_properties_is_searched_by_name_and_description(
+    call: Caller, external: Tools
+) -> None:
+    odd = ExternalTool(
+        id="odd__tool",
+        server="odd",
+        description="A peculiar gadget.",
+        input_schema={"type": "object", "properties": 5},
+    )
+    external.found, external.version = [odd], 3
+    assert (await search(call, "peculiar gadget"))[0]["id"] == "odd__tool"

@@ -47,7 +47,9 @@ def one_line(text: str, limit: int = ONE_LINE) -> str:
 
 
 def _document(entry: Entry) -> dict[str, str]:
-    parameters = " ".join(entry.input_schema.get("properties", {}) or ())
+    properties = entry.input_schema.get("properties")
+    # a server's schema is its own: one that is not an object of properties has no names here
+    parameters = " ".join(properties) if isinstance(properties, dict) else ""
     if isinstance(entry, ExternalTool):
         name = " ".join(filter(None, [entry.id, entry.title]))
     else:

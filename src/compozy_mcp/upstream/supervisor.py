@@ -45,6 +45,9 @@ from compozy_mcp.upstream.status import Report, ServerStatus, State, StatusBoard
 log = logging.getLogger(__name__)
 
 Listener = Callable[[], Awaitable[None]]
+#: how long a proxy waits, at most, for its servers' first attempts before it serves (a slower
+#: server's tools are announced with tools/list_changed when it is ready)
+SETTLE_SECONDS = 10.0
 
 
 def _now() -> str:
@@ -367,8 +370,8 @@ class Upstreams:
     @contextlib.asynccontextmanager
     async def running(self, *, settle: bool = True) -> AsyncIterator[Upstreams]:
         """Connect every server for as long as the block runs; with ``settle``, wait (at most
-        the longest startup timeout) until each first attempt has ended, so that the first
-        listing a client reads already has the servers that start."""
+        ``SETTLE_SECONDS``) until each first attempt has ended, so that the first listing a
+        client reads already has the servers that start."""
         self._dirty = anyio.Event()
         if self._publish:
             await anyio.to_thread.run_sync(self._board.sweep)
@@ -379,7 +382,7 @@ class Upstreams:
                 tasks.start_soon(self._announce, name="mcp-server-announcements")
                 if settle and self.servers:
                     longest = max(s.definition.timeouts.startup for s in self.servers.values())
-                    with anyio.move_on_after(longest + 1):
+                    with anyio.move_on_after(min(longest, SETTLE_SECONDS)):
                         for server in self.servers.values():
                             await server.settled.wait()
                 try:
