@@ -25,6 +25,7 @@ from tests.clirun import run_cli
 from tests.proxy.support import MODES, Home, Mode, make_home, record, tool_error
 from tests.upstream.real import (
     REPO,
+    TIMEOUTS,
     DocsServer,
     alive,
     connection,
@@ -330,3 +331,24 @@ async def test_an_installed_extension_is_served_by_compozy_proxy(home: Home) -> 
         assert (row["scope"], row["transport"]) == ("extension", "extension")
         [state] = row["connections"]
         assert (state["kind"], state["state"], state["tools"]) == ("proxy", "ready", 8)
+
+
+async def test_an_http_servers_list_changed_still_arrives_after_a_long_quiet_time(
+    home: Home, docs: DocsServer
+) -> None:
+    # A call timeout far below the quiet time: the stream that carries the server's
+    # notifications must not time out with it.
+    define(home, docs_url=docs.url, notes=False, timeouts={**TIMEOUTS, "call": 0.5})
+    changes: list[Any] = []
+
+    async def handler(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changes.append(message)
+
+    async with proxy_client(home, message_handler=handler) as client:
+        assert "docs__docs_extra_1" not in await names(client)
+        await anyio.sleep(4)  # more than the SDK's reconnections of a stream that timed out
+        grown = await client.call_tool("docs__grow_docs", {})
+        assert grown.is_error is False
+        await until_async(lambda: len(changes) >= 1)
+        assert "docs__docs_extra_1" in await names(client)

@@ -161,7 +161,10 @@ async def connect(
             timeouts = definition.timeouts
             http = httpx2.AsyncClient(
                 headers=dict(definition.headers),
-                timeout=httpx2.Timeout(timeouts.call, connect=timeouts.startup),
+                # No read timeout: the GET stream that carries tools/list_changed is idle for as
+                # long as nothing changes, and the SDK gives it up after a few read timeouts.
+                # Calls and pings have timeouts of their own (the supervisor's).
+                timeout=httpx2.Timeout(timeouts.startup, read=None),
                 transport=AnsweringTransport(
                     httpx2.AsyncHTTPTransport(),
                     f'MCP server "{definition.name}" at {url}',

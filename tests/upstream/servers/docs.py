@@ -43,6 +43,19 @@ def docs_pid() -> dict[str, int]:
     return {"pid": os.getpid()}
 
 
+grown: list[str] = []
+
+
+@server.tool(description="Add a tool and say the tool list changed.")
+async def grow_docs(ctx: Context) -> str:
+    name = f"docs_extra_{len(grown) + 1}"
+    grown.append(name)
+    server.add_tool(lambda: "extra ran", name=name, description="A tool added at run time.")
+    await ctx.request_context.session.send_tool_list_changed()  # the 2025-11-25 era
+    await ctx.notify_tools_changed()  # the 2026-07-28 era
+    return name
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
