@@ -331,3 +331,23 @@ async def test_an_entry_point_that_is_not_an_mcp_server_is_down_with_why(app: Ap
         "entry point 'odd' (tests.upstream.servers.notes:LOOKUP_VIEWS) is not an MCP server: it "
         "must be an MCP SDK Server or MCPServer, or a function returning one"
     )
+
+
+async def test_a_server_that_keeps_failing_to_start_announces_no_change(app: App) -> None:
+    flaky.state.update(failures=1_000_000, attempts=0)
+    received: list[Any] = []
+
+    async def handler(message: Any) -> None:
+        received.append(message)
+
+    try:
+        async with (
+            serving(app, [extension("flaky", FLAKY)]) as proxy,
+            Client(proxy.server, mode="legacy", message_handler=handler, cache=None) as client,
+        ):
+            await names(client)
+            await until(lambda: flaky.state["attempts"] >= 4)  # a few restarts, each a failure
+            await names(client)  # a round trip: anything announced has arrived
+    finally:
+        flaky.state.update(failures=0)
+    assert not any(isinstance(m, types.ToolListChangedNotification) for m in received)

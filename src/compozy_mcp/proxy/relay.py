@@ -75,6 +75,7 @@ class Relay:
         self.discovery = discovery
         self._token = token
         self._pages = Pages([], page_size)
+        self._listed: list[Tool] | None = None
         self._schemas: dict[str, Any] = {TOOL_CALL: TOOL_CALL_SCHEMA}
         self._upstream: Client | None = None
         self.changes = ToolsChanged()
@@ -133,12 +134,17 @@ class Relay:
                 reason=Reason.MCP_UNAVAILABLE,
             ) from None
 
-    async def _relist(self, client: Client) -> None:
+    async def _relist(self, client: Client) -> bool:
+        """Read the daemon's listing again; whether it changed."""
         tools = await _list_all(client)
         self._schemas.update({tool.name: tool.input_schema for tool in tools})
         if self.discovery is Discovery.SEARCH:
             tools = search_listing(tools)
+        if tools == self._listed:
+            return False
+        self._listed = tools
         self._pages = Pages(tools, self.page_size)
+        return True
 
     @contextlib.asynccontextmanager
     async def serving(self) -> AsyncIterator[None]:
@@ -172,8 +178,10 @@ class Relay:
             await anyio.sleep(FOLLOW_RETRY_SECONDS)
 
     async def _changed(self, client: Client) -> None:
-        await self._relist(client)
-        await self.changes.announce()
+        # a stream that timed out and was opened again re-reads an unchanged listing: say
+        # nothing then
+        if await self._relist(client):
+            await self.changes.announce()
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None

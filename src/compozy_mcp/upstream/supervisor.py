@@ -79,7 +79,7 @@ class Upstream:
         home: Path,
         env: dict[str, str],
         cwd: Path | None,
-        changed: Callable[[], None],
+        changed: Callable[[bool], None],
     ) -> None:
         self.definition = definition
         self.name = definition.name
@@ -102,9 +102,10 @@ class Upstream:
         if state is not self.state:
             self.since = _now()
         self.state = state
+        tools_changed = tools is not None and tuple(tools) != self.tools
         if tools is not None:
             self.tools = tuple(tools)
-        self._changed()
+        self._changed(tools_changed)
 
     def status(self) -> ServerStatus:
         retry_in = None
@@ -271,6 +272,7 @@ class Upstreams:
         self._version = 0
         self._listeners: list[Listener] = []
         self._dirty: anyio.Event | None = None
+        self._tools_changed = False
         self._cache: tuple[int, tuple[ExternalTool, ...]] | None = None
         self.servers: dict[str, Upstream] = {}
         for definition in sorted(definitions, key=lambda d: d.name):
@@ -324,7 +326,8 @@ class Upstreams:
         return server if found and name and server in self.withheld else None
 
     def listen(self, listener: Listener) -> None:
-        """Call ``listener`` whenever the tools or a server's state change."""
+        """Call ``listener`` whenever the tools change (a server's tools come, go or change;
+        a server that keeps failing to start changes nothing)."""
         self._listeners.append(listener)
 
     def statuses(self) -> list[ServerStatus]:
@@ -342,18 +345,24 @@ class Upstreams:
             rows.append({**server.definition.row(), "connections": [connection]})
         return {"servers": rows}
 
-    def _on_change(self) -> None:
-        self._version += 1
+    def _on_change(self, tools_changed: bool) -> None:
+        if tools_changed:
+            self._version += 1
+            self._tools_changed = True
         if self._dirty is not None:
             self._dirty.set()
 
     async def _announce(self) -> None:
+        """Publish each change of state; tell the listeners of each change of tools."""
         while True:
             assert self._dirty is not None
             await self._dirty.wait()
             self._dirty = anyio.Event()
             if self._publish:
                 await self._publish_status()
+            if not self._tools_changed:
+                continue
+            self._tools_changed = False
             for listener in list(self._listeners):
                 try:
                     await listener()
