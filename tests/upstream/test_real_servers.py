@@ -352,3 +352,24 @@ async def test_an_http_servers_list_changed_still_arrives_after_a_long_quiet_tim
         assert grown.is_error is False
         await until_async(lambda: len(changes) >= 1)
         assert "docs__docs_extra_1" in await names(client)
+
+
+async def test_a_daemon_with_discovery_search_advertises_the_three_tools(tmp_path: Path) -> None:
+    home = make_home(tmp_path / "s")
+    define(home)
+    daemon_home = DaemonHome(Path(home.env["COMPOZY_HOME"]), dict(home.env))
+    args = ("--port", "0", "--no-uds", "--discovery", "search")
+    with running_daemon(daemon_home, *args, listeners=1) as daemon:
+        async with Client(f"{daemon.url}/mcp", cache=None) as client:
+            assert await names(client) == [
+                "compozy__tool_search",
+                "compozy__tool_info",
+                "compozy__tool_call",
+            ]
+            found = record(await client.call_tool("compozy__tool_search", {"query": "note"}))
+            assert found["tools"][0]["server"] == "notes"
+            looked = await client.call_tool(
+                "compozy__tool_call",
+                {"tool_id": found["tools"][0]["id"], "input": {"note": "d"}},
+            )
+            assert looked.is_error is False
