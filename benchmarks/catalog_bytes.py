@@ -12,31 +12,38 @@ A figure is the bytes of the JSON-RPC ``result`` of every ``tools/list`` page, s
 response lines. Both protocol eras are measured; the headline is 2026-07-28, the era
 ``mcp.client.Client`` negotiates by default.
 
+Then progressive discovery: the same figures with ``--discovery search`` against ``full``, for
+the native catalog and for the native catalog plus upstream compozy's 269 tools served through
+the proxy by a test MCP server (:mod:`benchmarks.fixture_server`); the bytes of one search
+answer; and the search-quality figure of :mod:`benchmarks.search_quality`.
+
     python -m benchmarks.catalog_bytes [--json] [--quick] [--verify-stdio]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import statistics
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp.client import Client
+from mcp.server import Server
 
+from benchmarks import search_quality
+from benchmarks.catalogs import bench_app, with_fixture
 from benchmarks.common import REPO_ROOT, emit_json, machine, machine_line, table
+from benchmarks.search_tasks import TASKS
 from benchmarks.variants import VARIANTS, VariantProxyServer
 from benchmarks.wire import WireLog, exchanges, response_result, wire_transport
 from compozy_mcp import jsonutil
-from compozy_mcp.assembly import App, open_app
-from compozy_mcp.config import Settings
-from compozy_mcp.store import SQLiteStore
+from compozy_mcp.assembly import App
+from compozy_mcp.proxy.discovery import Discovery
+from compozy_mcp.proxy.server import ProxyServer
 
 ERAS = {"2026-07-28": "auto", "2025-11-25": "legacy"}
 HEADLINE_ERA = "2026-07-28"
@@ -65,18 +72,18 @@ class Listing:
     results: list[bytes]
 
 
-@contextmanager
-def bench_app() -> Iterator[App]:
-    """An app on an empty in-memory store: the catalog does not depend on data."""
-    with tempfile.TemporaryDirectory(prefix="compozy-bench-") as home:
-        settings = Settings(home=Path(home), default_workspace_path=Path(home))
-        with open_app(settings, store=SQLiteStore.memory()) as app:
-            yield app
+#: the catalogs of the discovery figures
+CATALOGS = {"native": "native tools", "with_fixture": "native + upstream compozy (fixture)"}
+#: the size of a search answer an agent reads
+SEARCH_LIMIT = 5
 
 
 async def list_through_wire(app: App, variant: str, era: str) -> Listing:
+    return await list_server_through_wire(VariantProxyServer(app, variant).server, variant, era)
+
+
+async def list_server_through_wire(server: Server[Any], variant: str, era: str) -> Listing:
     log = WireLog()
-    server = VariantProxyServer(app, variant).server
     async with Client(wire_transport(server, log), mode=ERAS[era]) as client:
         negotiated = str(client.protocol_version)
         cursor: str | None = None
@@ -173,6 +180,53 @@ async def measure(eras: list[str]) -> dict[str, Any]:
         "spec": {"figures": SPEC, "ratios": ratios(dict(SPEC))},
         "machine": machine(),
         "_listings": listings,
+    }
+
+
+# --- progressive discovery ------------------------------------------------------------------
+
+
+async def discovery_figures(era: str) -> dict[str, Any]:
+    """Each catalog's ``tools/list`` with ``--discovery full`` and ``search``: tools, result
+    bytes, model-facing bytes; and what one search answer weighs."""
+    out: dict[str, Any] = {}
+    for catalog in CATALOGS:
+        row: dict[str, Any] = {}
+        for mode in Discovery:
+            with bench_app() as app:
+                async with contextlib.AsyncExitStack() as stack:
+                    upstreams = None
+                    if catalog == "with_fixture":
+                        upstreams = await stack.enter_async_context(with_fixture(app))
+                    proxy = ProxyServer(app, upstreams=upstreams, discovery=mode)
+                    listing = await list_server_through_wire(proxy.server, mode.value, era)
+                    if mode is Discovery.SEARCH:
+                        row["search_answer"] = await _search_answers(app)
+            row[mode.value] = {
+                "tools": len(listing.tools),
+                "list_bytes": listing.result_bytes,
+                "model_bytes": len(model_projection(listing.tools)),
+            }
+        row["search_over_full"] = round(
+            row["search"]["model_bytes"] / row["full"]["model_bytes"], 4
+        )
+        out[catalog] = row
+    return out
+
+
+async def _search_answers(app: App) -> dict[str, Any]:
+    """The bytes of ``compozy__tool_search`` answers (limit 5) over the task set."""
+    sizes = []
+    for task in TASKS:
+        found = await app.dispatcher.call(
+            "compozy__tool_search", {"query": task.text, "limit": SEARCH_LIMIT}
+        )
+        sizes.append(len(found.structured_json))
+    return {
+        "limit": SEARCH_LIMIT,
+        "median_bytes": int(statistics.median(sizes)),
+        "max_bytes": max(sizes),
+        "queries": len(sizes),
     }
 
 
@@ -323,12 +377,57 @@ def report(result: dict[str, Any]) -> str:
             ],
         )
     )
+    lines += ["", discovery_report(result)]
     if "stdio_identical" in result:
         lines += [
             "",
             f"stdio cross-check (2025-11-25, byte-identical): {result['stdio_identical']}",
         ]
     lines += ["", machine_line(result["machine"])]
+    return "\n".join(lines)
+
+
+def discovery_report(result: dict[str, Any]) -> str:
+    found = result["discovery"]
+    rows = []
+    for catalog, name in CATALOGS.items():
+        row = found[catalog]
+        full, search = row["full"], row["search"]
+        rows.append(
+            [
+                f"{name} ({full['tools']})",
+                full["list_bytes"],
+                full["model_bytes"],
+                search["list_bytes"],
+                search["model_bytes"],
+                f"{row['search_over_full']:.1%}",
+            ]
+        )
+    answer = found["with_fixture"]["search_answer"]
+    quality = result["search_quality"]
+    lines = [
+        "Progressive discovery (--discovery search against full; bytes of the tools/list "
+        "result, and of its model-facing projection):",
+        "",
+        table(
+            [
+                "catalog (tools)",
+                "full list",
+                "full model",
+                "search list",
+                "search model",
+                "search/full model",
+            ],
+            rows,
+        ),
+        "",
+        f"One compozy__tool_search answer (limit {answer['limit']}, over the "
+        f"{answer['queries']} tasks): median {answer['median_bytes']:,} B, max "
+        f"{answer['max_bytes']:,} B.",
+        f"Search quality ({quality['tasks']} tasks, {quality['catalog_tools']} tools): tool in "
+        f"the top 3 for {quality['top3_share']:.1%}, first for {quality['top1_share']:.1%} "
+        f"(MRR@10 {quality['mrr_at_10']}); python -m benchmarks.search_quality lists the misses.",
+    ]
     return "\n".join(lines)
 
 
@@ -348,6 +447,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     eras = [HEADLINE_ERA] if args.quick else list(ERAS)
     result = anyio.run(measure, eras)
+    result["discovery"] = anyio.run(discovery_figures, HEADLINE_ERA)
+    quality = anyio.run(search_quality.measure)
+    del quality["machine"]
+    result["search_quality"] = quality
     listings: dict[str, dict[str, Listing]] = result.pop("_listings")
     if args.verify_stdio:
         legacy = listings.get("2025-11-25")

@@ -58,6 +58,9 @@ SAMPLES: dict[type[CompozyError], Callable[[], CompozyError]] = {
     errors.ReasoningEffortUnsupported: lambda: errors.ReasoningEffortUnsupported(T, "x"),
     errors.ToolResultPersistenceFailed: lambda: errors.ToolResultPersistenceFailed(T, "x"),
     errors.ToolBackendFailed: lambda: errors.ToolBackendFailed(T, "x"),
+    errors.McpServerUnavailable: lambda: errors.McpServerUnavailable(
+        "notes__lookup", "notes", "is restarting"
+    ),
     errors.InvalidRequest: lambda: errors.InvalidRequest("x"),
     errors.RequestBodyInvalid: lambda: errors.RequestBodyInvalid("x"),
     errors.StoreBusy: lambda: errors.StoreBusy("x"),

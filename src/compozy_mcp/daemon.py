@@ -13,6 +13,9 @@ expired sessions are stopped, expired artifacts deleted, the write-ahead log fol
 Host/Origin checks and the token are :class:`~compozy_mcp.api.auth.Guard`'s, for both
 endpoints, so the SDK's own DNS-rebinding check (which cannot serve TCP and a socket with one
 allow-list) is off. ``GET /healthz`` answers whether the daemon is alive, without a token.
+
+Upstream MCP servers (``$COMPOZY_HOME/mcp.yaml``, the workspace's ``.compozy/mcp.yaml``) are
+connected once, for every session: each session sees those its policy allows.
 """
 
 from __future__ import annotations
@@ -37,9 +40,11 @@ from compozy_mcp.api.routes import EXCEPTION_HANDLERS, api_app
 from compozy_mcp.errors import CompozyError
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.hostapi.wire import API_PREFIX
+from compozy_mcp.proxy.discovery import Discovery
 
 if TYPE_CHECKING:
     from compozy_mcp.assembly import App
+    from compozy_mcp.upstream.supervisor import Upstreams
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +64,17 @@ async def _upkeep_every(app: App, seconds: float) -> None:
             log.info("upkeep: %s", report.payload())
 
 
-def daemon_app(app: App, access: Access, *, address: str | None = None) -> Starlette:
+def daemon_app(
+    app: App,
+    access: Access,
+    *,
+    address: str | None = None,
+    upstreams: Upstreams | None = None,
+    discovery: Discovery = Discovery.FULL,
+) -> Starlette:
     """The daemon's app over ``app``; ``address`` (``http://HOST:PORT``) is where its OpenAPI
-    document says it is served."""
+    document says it is served; ``upstreams`` are connected for as long as it serves (its
+    lifespan) and their tools served at ``/mcp`` to the sessions whose policy allows them."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     from compozy_mcp.proxy.http_sessions import mcp_http_app
@@ -69,8 +82,9 @@ def daemon_app(app: App, access: Access, *, address: str | None = None) -> Starl
     from compozy_mcp.proxy.transports import MAX_REQUEST_BYTES, MCP_PATH, QuietDisconnects
 
     settings = app.settings
+    proxy = ProxyServer(app, scope_per_request=True, upstreams=upstreams, discovery=discovery)
     mcp_app, sessions = mcp_http_app(
-        ProxyServer(app, scope_per_request=True).server,
+        proxy.server,
         path=MCP_PATH,
         security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_sessions=settings.mcp_max_sessions,
@@ -85,18 +99,22 @@ def daemon_app(app: App, access: Access, *, address: str | None = None) -> Starl
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        async with mcp_app.router.lifespan_context(mcp_app), anyio.create_task_group() as tasks:
+        async with contextlib.AsyncExitStack() as stack:
+            if upstreams is not None:
+                await stack.enter_async_context(upstreams.running())
+            await stack.enter_async_context(mcp_app.router.lifespan_context(mcp_app))
+            tasks = await stack.enter_async_context(anyio.create_task_group())
             tasks.start_soon(_upkeep_every, app, settings.upkeep_seconds)
             try:
                 yield
             finally:
                 tasks.cancel_scope.cancel()
 
-    document = openapi.for_address(address)
+    host = LocalHost(app, mcp_servers=upstreams)
     combined = Starlette(
         routes=[
             Route(HEALTHZ, healthz, methods=["GET"]),
-            Mount(API_PREFIX, app=api_app(LocalHost(app), document)),
+            Mount(API_PREFIX, app=api_app(host, openapi.for_address(address))),
             *mcp_app.routes,
         ],
         middleware=[Middleware(Guard, access=access, open_paths=(HEALTHZ,))],

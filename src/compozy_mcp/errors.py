@@ -24,6 +24,7 @@ invent errors; each maps these in one place: ``api/responses.py`` (HTTP status a
     │   ├── ModelNotFound               model_not_found / provider_unknown, model_unknown
     │   ├── ReasoningEffortUnsupported  reasoning_effort_unsupported
     │   ├── ToolResultPersistenceFailed tool_result_persistence_failed
+    │   ├── McpServerUnavailable        mcp_server_unavailable / mcp_server_down, _timeout, _lost
     │   └── ToolBackendFailed           tool_backend_failed / handler_failed, or the code and
     │                                   reason of the non-tool error that ended the call
     ├── InvalidRequest                  invalid_request: a Host API request with a bad value
@@ -274,6 +275,26 @@ class ReasoningEffortUnsupported(ToolError):
 class ToolResultPersistenceFailed(ToolError):
     code = "tool_result_persistence_failed"
     default_reason = Reason.ARTIFACT_WRITE_FAILED
+
+
+class McpServerUnavailable(ToolError):
+    """A call to an upstream MCP server's tool that the server could not take: it is not
+    connected (starting, or restarting after a failure), it did not answer in time, or it went
+    away mid-call. The message names the server; the same call may be retried later."""
+
+    code = "mcp_server_unavailable"
+    default_reason = Reason.MCP_SERVER_DOWN
+
+    def __init__(
+        self, tool_id: str, server: str, problem: str, *, reason: str | None = None
+    ) -> None:
+        super().__init__(
+            tool_id,
+            f'tool "{tool_id}" failed: MCP server "{server}" {problem}',
+            reason=reason,
+            details={"server": server},
+        )
+        self.server = server
 
 
 class ToolBackendFailed(ToolError):

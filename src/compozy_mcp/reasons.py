@@ -95,6 +95,13 @@ class Reason(StrEnum):
     DAEMON_TIMEOUT = "daemon_timeout"
     NOT_A_DAEMON = "not_a_daemon"
     MCP_UNAVAILABLE = "mcp_unavailable"
+    # --- upstream MCP servers ---------------------------------------------------------------
+    MCP_CONFIG_INVALID = "mcp_config_invalid"
+    MCP_SERVER_EXISTS = "mcp_server_exists"
+    MCP_SERVER_UNKNOWN = "mcp_server_unknown"
+    MCP_SERVER_DOWN = "mcp_server_down"
+    MCP_SERVER_TIMEOUT = "mcp_server_timeout"
+    MCP_SERVER_LOST = "mcp_server_lost"
 
 
 #: the reason a lookup of ``kind`` ("session", "skill", ...) that found nothing reports

@@ -11,6 +11,7 @@ Schema = dict[str, Any]
 
 STRING: Schema = {"type": "string"}
 INTEGER: Schema = {"type": "integer"}
+NUMBER: Schema = {"type": "number"}
 COUNT: Schema = {"type": "integer", "minimum": 0}
 BOOLEAN: Schema = {"type": "boolean"}
 TIMESTAMP: Schema = {"type": "string", "format": "date-time"}

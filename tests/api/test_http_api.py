@@ -664,6 +664,7 @@ def test_every_documented_operation_answers_a_body_its_schema_accepts(
         ("POST", "/api/workspaces", {"json": {"path": str(Path.cwd())}}),
         ("GET", "/api/profiles", {}),
         ("POST", "/api/profiles", {"json": {"name": "Documented"}}),
+        ("GET", "/api/mcp/servers", {}),
         ("POST", "/api/store/vacuum", {}),
         ("POST", SESSION + "/archive", {"session_id": made["id"]}),  # a deletion needs it
         ("DELETE", SESSION, {"session_id": made["id"]}),

@@ -5,12 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from benchmarks.catalog_bytes import bench_app, list_through_wire, model_projection
+from benchmarks.catalog_bytes import list_through_wire, model_projection
+from benchmarks.catalogs import bench_app
+from benchmarks.fixture_server import entries
+from benchmarks.fixture_server import tools as fixture_tools
+from benchmarks.search_tasks import TASKS
 from benchmarks.variants import META_OUTPUT_VIEWS
 from benchmarks.wire import response_result
 from tests.benchmarks.bench_run import run_json
 
 from compozy_mcp.native import build_registry
+from compozy_mcp.validation import compile_validator
 
 pytestmark = [pytest.mark.bench, pytest.mark.anyio]
 REGISTRY = build_registry()
@@ -81,3 +86,54 @@ def test_result_bytes_are_sliced_not_reserialized() -> None:
     assert response_result(line, 7) == b'{"tools":[]}'
     with pytest.raises(ValueError, match="not a result line"):
         response_result(line, 8)
+
+
+# --- progressive discovery (issue 16, item 4) ------------------------------------------------
+
+
+def test_search_mode_advertises_three_tools_whatever_the_catalog(result: dict[str, Any]) -> None:
+    found = result["discovery"]
+    assert found["native"]["full"]["tools"] == len(REGISTRY)
+    assert found["with_fixture"]["full"]["tools"] == len(REGISTRY) + len(fixture_tools())
+    for catalog in ("native", "with_fixture"):
+        row = found[catalog]
+        assert row["search"]["tools"] == 3
+        assert row["search"]["model_bytes"] < row["full"]["model_bytes"]
+        assert row["search"]["model_bytes"] < row["search"]["list_bytes"]
+        ratio = row["search"]["model_bytes"] / row["full"]["model_bytes"]
+        assert row["search_over_full"] == pytest.approx(ratio, abs=1e-4)
+    # the pass-through catalog is larger in full, the same size in search mode
+    assert found["with_fixture"]["full"]["model_bytes"] > found["native"]["full"]["model_bytes"]
+    assert (
+        found["with_fixture"]["search"]["model_bytes"] == found["native"]["search"]["model_bytes"]
+    )
+    answer = found["with_fixture"]["search_answer"]
+    assert 0 < answer["median_bytes"] <= answer["max_bytes"]
+    assert answer["queries"] == len(TASKS)
+
+
+def test_the_search_quality_figure_is_the_share_of_tasks_found_in_the_top_3(
+    result: dict[str, Any],
+) -> None:
+    quality = result["search_quality"]
+    assert quality["tasks"] == len(TASKS) >= 60
+    assert quality["top3_share"] == pytest.approx(quality["top3_hits"] / quality["tasks"], abs=1e-4)
+    assert quality["top1_share"] <= quality["top3_share"]
+    assert len(quality["misses"]) == quality["tasks"] - quality["top3_hits"]
+    assert quality["catalog_tools"] == len(REGISTRY) + len(fixture_tools())
+
+
+def test_every_task_names_a_tool_of_the_catalog() -> None:
+    served = {f"fixture__{tool.name}" for tool in fixture_tools()} | {t.id for t in REGISTRY}
+    for task in TASKS:
+        assert task.expected & served, task
+    assert len({task.text for task in TASKS}) == len(TASKS)
+
+
+def test_the_fixture_server_serves_every_upstream_tool_with_a_valid_schema() -> None:
+    tools = fixture_tools()
+    assert len(tools) == len(entries()) == 269
+    assert len({tool.name for tool in tools}) == len(tools)
+    for tool in tools:
+        compile_validator(tool.input_schema)
+        assert tool.description

@@ -394,12 +394,14 @@ _LOG_NUMBERS = itertools.count()
 
 @asynccontextmanager
 async def spawned(
-    home: Home, params: StdioServerParameters, mode: Mode, name: str
+    home: Home, params: StdioServerParameters, mode: Mode, name: str, **options: Any
 ) -> AsyncIterator[Client]:
-    """A client on a proxy the SDK's stdio client starts; its stderr must hold no traceback."""
+    """A client (with ``options``) on a proxy the SDK's stdio client starts; its stderr must
+    hold no traceback."""
     log = home.root / f"{name}-{next(_LOG_NUMBERS)}.log"
     with log.open("w") as errlog:
-        async with Client(stdio_client(params, errlog=errlog), mode=mode, cache=None) as c:
+        transport = stdio_client(params, errlog=errlog)
+        async with Client(transport, mode=mode, cache=None, **options) as c:
             yield c
     assert "Traceback" not in log.read_text(), log.read_text()
 

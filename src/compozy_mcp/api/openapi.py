@@ -25,6 +25,7 @@ from compozy_mcp.native.session_tools import DELETED
 from compozy_mcp.schemas import COUNT, OPEN_OBJECT, STRING, array, obj
 from compozy_mcp.sessions.record_schema import SESSION_RECORD
 from compozy_mcp.sessions.runtime import PROVIDERS
+from compozy_mcp.upstream.status import SERVER_LIST_SCHEMA
 from compozy_mcp.validation import bounded
 
 Schema = dict[str, Any]
@@ -93,6 +94,7 @@ def schemas() -> dict[str, Schema]:
         "ProfileList": obj({"profiles": array(ref("Profile"))}),
         "ProfileResponse": obj({"profile": ref("Profile")}),
         "ProfileAddRequest": stated(bodies.PROFILE_ADD),
+        "McpServerList": SERVER_LIST_SCHEMA,
     }
 
 
@@ -356,6 +358,14 @@ def _paths() -> dict[str, Any]:
                 "requestBody": _json_body("ProfileAddRequest"),
                 "responses": _responses(201, "ProfileResponse", 400, 413),
             },
+        },
+        "/api/mcp/servers": {
+            "get": {
+                "operationId": "listMcpServers",
+                "summary": "The upstream MCP servers the daemon connects: each one's state, tool "
+                "count, restarts and last error.",
+                "responses": _responses(200, "McpServerList"),
+            }
         },
     }
 

@@ -220,6 +220,9 @@ class Routes:
     async def add_profile(self, request: Request) -> tuple[int, dict[str, Any]]:
         return 201, await self.host.add_profile(await _object_body(request))
 
+    async def list_mcp_servers(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.list_mcp_servers()
+
     def table(self) -> list[Route]:
         """Every route, in matching order: one per path, with its methods."""
         spec: list[tuple[str, str, Handler]] = [
@@ -239,6 +242,7 @@ class Routes:
             ("/workspaces", "POST", self.add_workspace),
             ("/profiles", "GET", self.list_profiles),
             ("/profiles", "POST", self.add_profile),
+            ("/mcp/servers", "GET", self.list_mcp_servers),
         ]
         by_path: dict[str, dict[str, Handler]] = {}
         for path, method, handler in spec:

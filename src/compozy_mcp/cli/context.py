@@ -33,6 +33,7 @@ ENV_HOME = "COMPOZY_HOME"
 ENV_URL = "COMPOZY_URL"
 ENV_TOKEN = "COMPOZY_TOKEN"
 ENV_TOKEN_FILE = "COMPOZY_TOKEN_FILE"
+ENV_WORKSPACE = "COMPOZY_WORKSPACE"
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -68,6 +69,12 @@ class Context:
         from compozy_mcp.config import Settings
 
         return Settings.from_env(self.env)
+
+    def workspace(self, given: str | None = None) -> Path:
+        """The workspace directory a command works in: ``given`` (``--workspace``), else
+        ``COMPOZY_WORKSPACE``, else the current directory."""
+        chosen = given or self.env.get(ENV_WORKSPACE) or None
+        return Path(chosen).expanduser().resolve() if chosen else Path.cwd()
 
     def open_host(self) -> HostClient:
         """The Host API this context selects: a daemon's, or this process's own."""

@@ -1,15 +1,18 @@
 """``compozy proxy``: the hosted MCP proxy over stdio (default), Streamable HTTP or a socket.
 
-In-process on the embedded store by default; with ``--url`` / ``--socket`` (``COMPOZY_URL``) it
-relays a daemon's ``/mcp`` instead (:mod:`compozy_mcp.proxy.relay`), with the same listing and
-results."""
+In-process on the embedded store by default, with the upstream MCP servers of
+``$COMPOZY_HOME/mcp.yaml`` and the workspace's ``.compozy/mcp.yaml`` (those the session's policy
+allows, with ``--session``) served beside the native tools; with ``--url`` / ``--socket``
+(``COMPOZY_URL``) it relays a daemon's ``/mcp`` instead (:mod:`compozy_mcp.proxy.relay`), with
+the same listing and results. ``--discovery search`` advertises the three discovery tools
+instead of every tool."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,8 +24,11 @@ from compozy_mcp.errors import ConfigError
 if TYPE_CHECKING:
     from mcp.server import Server
 
+    from compozy_mcp.assembly import App
+    from compozy_mcp.calls import CallScope
     from compozy_mcp.cli.context import Context
     from compozy_mcp.hostapi.target import Target
+    from compozy_mcp.upstream.supervisor import Upstreams
 
 DEFAULT_PORT = 8765
 
@@ -67,11 +73,29 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="ID",
         help="bind to a managed session: only the tools its policy allows are listed and callable",
     )
+    discovery_option(proxy)
+    proxy.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="the workspace whose .compozy/mcp.yaml servers are served (default: the session's "
+        "workspace with --session, else $COMPOZY_WORKSPACE or the current directory)",
+    )
     proxy.add_argument(
         "--page-size",
         type=int,
         metavar="N",
         help="tools per tools/list page (default: the whole catalog in one page)",
+    )
+
+
+def discovery_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--discovery",
+        choices=("full", "search"),
+        default="full",
+        help="full: tools/list advertises every tool (default); search: only "
+        "compozy__tool_search, compozy__tool_info and compozy__tool_call, which find and call "
+        "the rest",
     )
 
 
@@ -88,23 +112,87 @@ def _in_process(args: argparse.Namespace, context: Context) -> int:
     from compozy_mcp.assembly import open_app
     from compozy_mcp.calls import OPERATOR, scope_of
     from compozy_mcp.errors import ResourceNotFound
+    from compozy_mcp.proxy.discovery import Discovery
     from compozy_mcp.proxy.server import ProxyServer
 
-    with open_app(context.settings()) as app:
+    settings = context.settings()
+    with open_app(settings) as app:
         scope = OPERATOR
+        workspace = context.workspace(args.workspace)
         if args.session:
-            if app.services.sessions.policy(args.session) is None:
+            policy = app.services.sessions.policy(args.session)
+            if policy is None:
                 raise ResourceNotFound("compozy proxy", "session", args.session)
             scope = scope_of(args.session)
-        server = ProxyServer(app, scope=scope, page_size=args.page_size).server
-        _serve(args, context, server, None)
+            if not args.workspace:
+                workspace = _session_workspace(app, args.session) or workspace
+        upstreams = upstreams_for(context, settings.home, workspace, app, scope, kind="proxy")
+        proxy = ProxyServer(
+            app,
+            scope=scope,
+            page_size=args.page_size,
+            upstreams=upstreams,
+            discovery=Discovery(args.discovery),
+        )
+        _serve(args, context, proxy.server, running(upstreams))
     return EXIT_OK
+
+
+def _session_workspace(app: App, session_id: str) -> Path | None:
+    """The directory of the workspace a session belongs to."""
+    import asyncio
+
+    from compozy_mcp.calls import CallInfo
+
+    record = asyncio.run(app.sessions.status(CallInfo("compozy proxy"), session_id))
+    row = app.sessions.workspaces.workspace(record.get("workspace_id"))
+    return Path(row.path) if row is not None else None
+
+
+def upstreams_for(
+    context: Context, home: Path, workspace: Path, app: App, scope: CallScope, *, kind: str
+) -> Upstreams | None:
+    """The upstream servers to connect: every one defined, or those ``scope``'s policy
+    allows (the others are withheld: known, refused); ``None`` when none is defined."""
+    from compozy_mcp.upstream.defined import defined
+    from compozy_mcp.upstream.supervisor import Upstreams
+
+    every = defined(home, workspace).values()
+    allowed = [d for d in every if app.catalog.server_visible(d.name, scope)]
+    withheld = [d.name for d in every if d not in allowed]
+    if not allowed and not withheld:
+        return None
+    return Upstreams(
+        allowed,
+        home=home,
+        env=dict(context.env),
+        workspace=workspace,
+        kind=kind,
+        withheld=withheld,
+    )
+
+
+def running(
+    upstreams: Upstreams | None,
+) -> Callable[[], AbstractAsyncContextManager[None]] | None:
+    """What holds the servers connected while the proxy serves."""
+    if upstreams is None:
+        return None
+    connected = upstreams
+
+    @contextlib.asynccontextmanager
+    async def hold() -> AsyncIterator[None]:
+        async with connected.running():
+            yield
+
+    return hold
 
 
 def _relay(args: argparse.Namespace, context: Context, target: Target) -> int:
     """Serve a daemon's tools (``--url`` / ``--socket`` / ``COMPOZY_URL``)."""
     import asyncio
 
+    from compozy_mcp.proxy.discovery import Discovery
     from compozy_mcp.proxy.relay import Relay
 
     relay = Relay(
@@ -112,6 +200,7 @@ def _relay(args: argparse.Namespace, context: Context, target: Target) -> int:
         token=context.token,
         session=args.session,
         page_size=args.page_size,
+        discovery=Discovery(args.discovery),
     )
     asyncio.run(relay.prepare())
     _say(f"relaying the compozy daemon at {target}")

@@ -32,6 +32,7 @@ EXIT_BY_CODE: dict[str, int] = {
     "reasoning_effort_unsupported": EXIT_FAILED,
     "tool_result_persistence_failed": EXIT_FAILED,
     "tool_backend_failed": EXIT_FAILED,
+    "mcp_server_unavailable": EXIT_RETRY,
     "internal_error": EXIT_FAILED,
     "method_not_allowed": EXIT_FAILED,
     "request_too_large": EXIT_USAGE,

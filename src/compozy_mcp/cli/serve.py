@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from compozy_mcp.cli.proxy import discovery_option
 from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.errors import ConfigError
 
@@ -45,6 +46,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     only = serve.add_mutually_exclusive_group()
     only.add_argument("--no-uds", action="store_true", help="serve TCP only")
     only.add_argument("--no-tcp", action="store_true", help="serve the Unix socket only")
+    discovery_option(serve)
+    serve.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="the workspace whose .compozy/mcp.yaml servers are served (default: "
+        "$COMPOZY_WORKSPACE or the current directory)",
+    )
     serve.add_argument(
         "--token-file",
         metavar="PATH",
@@ -62,9 +70,11 @@ def run(args: argparse.Namespace, context: Context) -> int:
     from compozy_mcp import daemon, net
     from compozy_mcp.api.auth import Access
     from compozy_mcp.assembly import open_app
+    from compozy_mcp.calls import OPERATOR
     from compozy_mcp.cli.context import read_token_file
-    from compozy_mcp.cli.proxy import client_setup
+    from compozy_mcp.cli.proxy import client_setup, upstreams_for
     from compozy_mcp.http_limits import HttpDeadlines
+    from compozy_mcp.proxy.discovery import Discovery
 
     tcp, uds = not args.no_tcp, not args.no_uds
     token = read_token_file(Path(args.token_file)) if args.token_file else context.token
@@ -100,11 +110,23 @@ def run(args: argparse.Namespace, context: Context) -> int:
             if token is not None:
                 _say("a bearer token is required on every request")
             access = Access.for_host(args.host if tcp else "localhost", token)
+            workspace = context.workspace(args.workspace)
+            upstreams = upstreams_for(
+                context, settings.home, workspace, app, OPERATOR, kind="daemon"
+            )
+            if upstreams is not None:
+                _say(f"MCP servers: {', '.join(upstreams.servers)}")
             deadlines = HttpDeadlines(
                 head_timeout=settings.http_head_timeout_seconds,
                 body_timeout=settings.http_body_timeout_seconds,
             )
-            served = daemon.daemon_app(app, access, address=address)
+            served = daemon.daemon_app(
+                app,
+                access,
+                address=address,
+                upstreams=upstreams,
+                discovery=Discovery(args.discovery),
+            )
             net.serve(served, sockets, socket_files=socket_files, deadlines=deadlines)
     finally:
         for sock in sockets:

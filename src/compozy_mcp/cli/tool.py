@@ -93,12 +93,30 @@ def _fields(schema: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _external_info(d: dict[str, Any]) -> list[str]:
+    """A tool of an MCP server: its contracts as its server declared them."""
+    lines = [
+        d["id"],
+        f"  {d['description']}",
+        f"  MCP server: {d['server']}",
+        "  input:",
+        *_fields(d["input_schema"]),
+        f"  input schema digest:  {d['input_schema_digest']}",
+    ]
+    if "output_schema_digest" in d:
+        lines.append(f"  output schema digest: {d['output_schema_digest']}")
+    return lines
+
+
 def info(args: argparse.Namespace, context: Context) -> int:
     envelope = _call(context, "compozy__tool_info", {"tool_id": args.tool_id})
     if args.output == "json":
         _print_json(envelope["structured"])
         return EXIT_OK
     d = envelope["structured"]["tool"]["descriptor"]
+    if "server" in d:
+        print("\n".join(_external_info(d)))
+        return EXIT_OK
     views = "compact (default) | full" if d["has_result_views"] else "single result"
     lines = [
         d["id"],
@@ -132,9 +150,11 @@ def _table(tools: list[dict[str, Any]], *, score: bool = False) -> None:
         text = t["description"]
         if len(text) > DESCRIPTION_WIDTH:
             text = text[: DESCRIPTION_WIDTH - 1] + "…"
-        views = "yes" if t["has_result_views"] else "no"
-        scored = f"{t['score']:<5}  " if score else ""
-        print(f"{t['id']:<{width}}  {t['risk']:<11}  {views:<5}  {scored}{text}")
+        # a tool of an MCP server has no risk class or views of ours
+        risk = t.get("risk", "-")
+        views = "-" if "has_result_views" not in t else "yes" if t["has_result_views"] else "no"
+        scored = f"{t['score']:<5.2f}  " if score else ""
+        print(f"{t['id']:<{width}}  {risk:<11}  {views:<5}  {scored}{text}")
 
 
 def list_tools(args: argparse.Namespace, context: Context) -> int:

@@ -53,4 +53,17 @@ class HostClient(Protocol):
 
     async def add_profile(self, fields: Any) -> Payload: ...
 
+    # --- upstream MCP servers ----------------------------------------------------------------
+
+    async def list_mcp_servers(self) -> Payload:
+        """``{"servers": [...]}``: the MCP servers this host connects, with its connection's
+        state, tool count and last error (none when it connects none)."""
+        ...
+
     async def aclose(self) -> None: ...
+
+
+class McpServerListing(Protocol):
+    """What a process that connects upstream MCP servers reports about them."""
+
+    def listing(self) -> Payload: ...

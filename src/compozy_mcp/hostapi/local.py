@@ -28,7 +28,7 @@ import anyio.to_thread
 from compozy_mcp.calls import CallInfo, scope_of
 from compozy_mcp.errors import ToolNotFound
 from compozy_mcp.hostapi import bodies
-from compozy_mcp.hostapi.client import Payload
+from compozy_mcp.hostapi.client import McpServerListing, Payload
 from compozy_mcp.hostapi.inputs import (
     SESSION_ARCHIVE,
     SESSION_CREATE,
@@ -51,9 +51,12 @@ if TYPE_CHECKING:
 class LocalHost:
     """The Host API over ``app``. ``owns_app``: closing this client closes the app too."""
 
-    def __init__(self, app: App, *, owns_app: bool = False) -> None:
+    def __init__(
+        self, app: App, *, owns_app: bool = False, mcp_servers: McpServerListing | None = None
+    ) -> None:
         self.app = app
         self._owns_app = owns_app
+        self._mcp_servers = mcp_servers
         self._descriptors: dict[str, dict[str, Any]] = {}
 
     @classmethod
@@ -91,7 +94,10 @@ class LocalHost:
             args["limit"] = limit
         args = check(TOOL_SEARCH, args)
         catalog = self.app.catalog
-        found = catalog.search(args["query"], scope_of(session), args.get("limit", 10))
+        # the Host API serves native tools; tools of MCP servers are called over MCP
+        found = catalog.search(
+            args["query"], scope_of(session), args.get("limit", 10), external=False
+        )
         tools = [self._descriptor(catalog.registry.get(hit["id"])) for hit in found]
         return {"query": args["query"], "tools": tools}
 
@@ -159,6 +165,13 @@ class LocalHost:
         args = bodies.check("profile", fields)
         row = await self.app.sessions.add_profile(args["name"], args.get("color"), args.get("icon"))
         return {"profile": asdict(row)}
+
+    # --- upstream MCP servers ----------------------------------------------------------------
+
+    async def list_mcp_servers(self) -> Payload:
+        if self._mcp_servers is None:
+            return {"servers": []}
+        return self._mcp_servers.listing()
 
     async def aclose(self) -> None:
         if self._owns_app:

@@ -193,6 +193,11 @@ class RemoteHost:
     async def add_profile(self, fields: Any) -> Payload:
         return await self._request("POST", "/profiles", body=fields)
 
+    # --- upstream MCP servers ----------------------------------------------------------------
+
+    async def list_mcp_servers(self) -> Payload:
+        return await self._request("GET", "/mcp/servers")
+
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.aclose()

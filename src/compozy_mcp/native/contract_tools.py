@@ -12,7 +12,7 @@ from compozy_mcp.native.context import ToolCall
 from compozy_mcp.native.registry import RegisteredTool, Risk, ToolDefinition, count_preview
 from compozy_mcp.schemas import (
     BOOLEAN,
-    INTEGER,
+    NUMBER,
     OPEN_OBJECT,
     STRING,
     array,
@@ -59,22 +59,56 @@ DESCRIPTOR_SCHEMA = obj(
 )
 
 
-async def _tool_info(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
-    catalog = call.services.catalog
-    tool = catalog.find_visible(args["tool_id"], call.scope)
-    if tool is None:
-        raise ResourceNotFound(call.tool_id, "tool", args["tool_id"])
-    return {"tool": {"descriptor": catalog.descriptor(tool)}}
-
-
-TOOL_SUMMARY = obj(
+#: the descriptor of a tool of an upstream MCP server or an extension: its own contracts, as
+#: its server declared them (no selector, no views), and the server's name
+EXTERNAL_DESCRIPTOR_SCHEMA = obj(
     {
         "id": STRING,
         "description": STRING,
+        "input_schema": OPEN_OBJECT,
+        "input_schema_digest": STRING,
+        "server": STRING,
+    },
+    {
+        "output_schema": OPEN_OBJECT,
+        "output_schema_digest": STRING,
+        "annotations": OPEN_OBJECT,
+        "title": STRING,
+    },
+    order=(
+        "id",
+        "description",
+        "input_schema",
+        "input_schema_digest",
+        "output_schema",
+        "output_schema_digest",
+        "annotations",
+        "title",
+        "server",
+    ),
+)
+
+ANY_DESCRIPTOR = {"anyOf": [DESCRIPTOR_SCHEMA, EXTERNAL_DESCRIPTOR_SCHEMA]}
+
+
+async def _tool_info(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    found = call.services.catalog.describe(args["tool_id"], call.scope)
+    if found is None:
+        raise ResourceNotFound(call.tool_id, "tool", args["tool_id"])
+    return {"tool": {"descriptor": found}}
+
+
+#: one tool_search hit: what an agent needs to call the tool (native tools add their risk and
+#: views, tools of MCP servers their server)
+SEARCH_HIT = obj(
+    {"id": STRING, "description": STRING, "input_schema": OPEN_OBJECT, "score": NUMBER},
+    {
         "risk": enum(*(r.value for r in Risk)),
         "has_result_views": BOOLEAN,
         "toolsets": strings(),
-    }
+        "server": STRING,
+    },
+    order=("id", "description", "input_schema", "risk", "has_result_views", "toolsets", "server"),
 )
 TOOL_LIST_ITEM = DESCRIPTOR_SCHEMA
 TOOL_LIST_VIEWS = ViewSpec(
@@ -115,9 +149,10 @@ def contract_tools() -> list[ToolDefinition]:
         ToolDefinition(
             id="compozy__tool_info",
             description="Read a tool's contract: input schema, output schema and digests; for "
-            "tools with views, both the compact and the full contract (output_views).",
+            "tools with views, both the compact and the full contract (output_views). Tools of "
+            "MCP servers (<server>__<tool>) have the contracts their server declared.",
             input_schema=tool_input({"tool_id": TOOL_ID_INPUT}),
-            output_schema=obj({"tool": obj({"descriptor": DESCRIPTOR_SCHEMA})}),
+            output_schema=obj({"tool": obj({"descriptor": ANY_DESCRIPTOR})}),
             handler=_tool_info,
             risk=Risk.READ,
             toolsets=CATALOG,
@@ -146,24 +181,14 @@ def contract_tools() -> list[ToolDefinition]:
         ),
         ToolDefinition(
             id="compozy__tool_search",
-            description="Search the tools this caller may use by words of their id, toolsets "
-            "and description; best match first.",
+            description="Find the tools this caller may use, native and of MCP servers, for a "
+            "task in a few words: best match first (BM25 over names, descriptions and parameter "
+            "names), each with its one-line description and input schema, ready to call.",
             input_schema=tool_input(
                 {"query": {"type": "string", "minLength": 1, "maxLength": 500}},
                 {"limit": {"type": "integer", "minimum": 1, "maximum": 50}},
             ),
-            output_schema=obj(
-                {
-                    "query": STRING,
-                    "tools": array(
-                        {
-                            **TOOL_SUMMARY,
-                            "properties": {**TOOL_SUMMARY["properties"], "score": INTEGER},
-                            "required": [*TOOL_SUMMARY["required"], "score"],
-                        }
-                    ),
-                }
-            ),
+            output_schema=obj({"query": STRING, "tools": array(SEARCH_HIT)}),
             handler=_tool_search,
             risk=Risk.READ,
             toolsets=CATALOG,

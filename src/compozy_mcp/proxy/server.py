@@ -1,4 +1,5 @@
-"""The proxy's MCP server: ``tools/list`` from the catalog, ``tools/call`` through dispatch."""
+"""The proxy's MCP server: ``tools/list`` from the catalog (native tools, and the tools of
+upstream MCP servers), ``tools/call`` through dispatch or forwarded to the server."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Any
 
 from mcp.server import Server, ServerRequestContext
 from mcp.server.caching import CacheHint
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
@@ -23,11 +26,27 @@ from compozy_mcp import __version__
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import OPERATOR, CallScope, scope_of
 from compozy_mcp.dispatch import ToolResult
-from compozy_mcp.errors import CompozyError, ToolBackendFailed, ToolNotFound
+from compozy_mcp.errors import (
+    CompozyError,
+    ToolBackendFailed,
+    ToolDenied,
+    ToolInvalidInput,
+    ToolNotFound,
+)
 from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.native.registry import RegisteredTool
+from compozy_mcp.proxy.discovery import (
+    TOOL_CALL,
+    TOOL_CALL_CHECK,
+    TOOL_CALL_SCHEMA,
+    Discovery,
+    search_listing,
+)
 from compozy_mcp.proxy.listing import mcp_tool
+from compozy_mcp.proxy.notify import ToolsChanged
 from compozy_mcp.proxy.paging import Pages
+from compozy_mcp.reasons import Reason
+from compozy_mcp.upstream.supervisor import Upstream, Upstreams
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +56,11 @@ INSTRUCTIONS = (
     'result_view "full" for the complete record. compozy__tool_info has both contracts.'
 )
 CATALOG_TTL_MS = 3_600_000
+#: with MCP servers the listing changes as they come and go; clients that do not listen for
+#: ``tools/list_changed`` re-list this often
+CHANGING_CATALOG_TTL_MS = 10_000
+#: ``_meta`` keys of the 2026-07-28 request envelope, never forwarded
+RESERVED_META = "io.modelcontextprotocol/"
 #: ``_meta`` keys of truncated results
 META_ARTIFACTS = "compozy.dev/artifacts"
 META_READ_TOOL = "compozy.dev/read_tool"
@@ -80,23 +104,65 @@ ListTools = Callable[
     [ServerRequestContext[Any], PaginatedRequestParams | None], Awaitable[ListToolsResult]
 ]
 CallTool = Callable[[ServerRequestContext[Any], CallToolRequestParams], Awaitable[CallToolResult]]
+InputSchema = Callable[[str], Mapping[str, Any] | None]
+
+
+class CatalogServer(Server[Any]):
+    """The SDK's low-level server, saying in the 2025-11-25 handshake that its tool list can
+    change (in the 2026-07-28 era, serving ``subscriptions/listen`` says it)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
 
 
 def native_server(
-    list_tools: ListTools, call_tool: CallTool, schemas: Mapping[str, Mapping[str, Any]]
+    list_tools: ListTools,
+    call_tool: CallTool,
+    input_schema: InputSchema,
+    changes: ToolsChanged,
+    *,
+    catalog_ttl_ms: int = CATALOG_TTL_MS,
 ) -> Server[Any]:
     """The SDK server every native-tool surface serves (the proxy and the relay): the same name,
     instructions and catalog cache hint; input schemas by name, so that a Streamable HTTP call
-    does not re-run the listing."""
-    return Server(
+    does not re-run the listing; ``tools/list_changed`` through ``changes``."""
+    return CatalogServer(
         SERVER_NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
-        get_tool_input_schema=schemas.get,
-        # The catalog is fixed for the life of the process (and per session scope).
-        cache_hints={"tools/list": CacheHint(ttl_ms=CATALOG_TTL_MS, scope="private")},
+        on_subscriptions_listen=changes.listen,
+        get_tool_input_schema=input_schema,
+        cache_hints={"tools/list": CacheHint(ttl_ms=catalog_ttl_ms, scope="private")},
+    )
+
+
+def _forwarded_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The part of a call's ``_meta`` that goes on to the server: not the progress token (the
+    SDK makes one for its own request) nor the 2026-07-28 envelope's keys."""
+    return {
+        key: value
+        for key, value in (meta or {}).items()
+        if key not in ("progressToken", "progress_token") and not key.startswith(RESERVED_META)
+    }
+
+
+def _not_allowed(tool_id: str, server: str, scope: CallScope) -> ToolDenied:
+    return ToolDenied(
+        tool_id,
+        f'tool "{tool_id}" is not allowed by the permission policy of session '
+        f'"{scope.session_id}" (MCP server "{server}")',
+        reason=Reason.PERMISSION_DENIED,
     )
 
 
@@ -106,7 +172,14 @@ class ProxyServer:
     The scope is ``scope`` for every call (``compozy proxy --session``), or with
     ``scope_per_request`` the one each HTTP request names in ``X-Compozy-Session`` (the
     daemon's ``/mcp``, which serves every session; none named is the operator). Each scope's
-    listing is built once. ``page_size`` ``None`` serves the whole catalog in one page.
+    listing is built once per version of the upstream tools. ``page_size`` ``None`` serves the
+    whole catalog in one page.
+
+    ``upstreams`` (connected by whoever runs the server, see
+    :meth:`~compozy_mcp.upstream.supervisor.Upstreams.running`) adds the tools of MCP servers
+    as ``<server>__<tool>``, untouched, for the scopes whose policy allows the server; calls to
+    them are forwarded. ``discovery`` ``search`` advertises only the three discovery tools
+    (:mod:`.discovery`).
     """
 
     #: listings kept for this many scopes at most (a daemon may serve many sessions)
@@ -119,6 +192,8 @@ class ProxyServer:
         scope: CallScope = OPERATOR,
         page_size: int | None = None,
         scope_per_request: bool = False,
+        upstreams: Upstreams | None = None,
+        discovery: Discovery = Discovery.FULL,
     ) -> None:
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -126,28 +201,65 @@ class ProxyServer:
         self.scope = scope
         self.page_size = page_size
         self.scope_per_request = scope_per_request
-        self._listings: dict[CallScope, Pages] = {}
+        self.upstreams = upstreams
+        self.discovery = discovery
+        self.changes = ToolsChanged()
+        self._listings: dict[CallScope, tuple[int, Pages]] = {}
         # A scope changes which tools are listed, never their schemas.
         visible = app.catalog.visible(OPERATOR if scope_per_request else scope)
         self._schemas: dict[str, Mapping[str, Any]] = {
             tool.name: tool.input_schema for tool in map(self.advertise, visible)
         }
-        self.server = native_server(self._list_tools, self._call_tool, self._schemas)
+        self._schemas[TOOL_CALL] = TOOL_CALL_SCHEMA
+        if upstreams is not None:
+            app.catalog.attach(upstreams)
+            upstreams.listen(self.changes.announce)
+        self.server = native_server(
+            self._list_tools,
+            self._call_tool,
+            self._input_schema,
+            self.changes,
+            catalog_ttl_ms=CHANGING_CATALOG_TTL_MS if upstreams else CATALOG_TTL_MS,
+        )
 
     def advertise(self, tool: RegisteredTool) -> Tool:
         """How ``tools/list`` shows a tool."""
         return mcp_tool(tool)
 
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        found = self._schemas.get(name)
+        if found is None and self.upstreams is not None:
+            routed = self.upstreams.route(name)
+            if routed is not None:
+                upstream, own = routed
+                found = next((t.input_schema for t in upstream.tools if t.name == own), None)
+        return found
+
+    def _tools(self, scope: CallScope) -> list[Tool]:
+        natives = [self.advertise(tool) for tool in self.app.catalog.visible(scope)]
+        if self.discovery is Discovery.SEARCH:
+            return search_listing(natives)
+        if self.upstreams is None:
+            return natives
+        catalog = self.app.catalog
+        for server in self.upstreams.servers:
+            if catalog.server_visible(server, scope):
+                natives.extend(self.upstreams.advertised(server))
+        return natives
+
     def listing(self, scope: CallScope) -> Pages:
         """The pages of the tools ``scope`` may see."""
-        pages = self._listings.get(scope)
-        if pages is None:
-            visible = self.app.catalog.visible(scope)
-            pages = Pages([self.advertise(tool) for tool in visible], self.page_size)
-            if visible:  # a session not created yet sees nothing for now: not kept
-                if len(self._listings) >= self.MAX_LISTINGS:
-                    self._listings.pop(next(iter(self._listings)))
-                self._listings[scope] = pages
+        version = self.upstreams.version if self.upstreams is not None else 0
+        kept = self._listings.get(scope)
+        if kept is not None and kept[0] == version:
+            return kept[1]
+        tools = self._tools(scope)
+        pages = Pages(tools, self.page_size)
+        if scope.session_id is None or self.app.sessions.policy(scope.session_id) is not None:
+            # a session not created yet sees nothing for now: not kept
+            if scope not in self._listings and len(self._listings) >= self.MAX_LISTINGS:
+                self._listings.pop(next(iter(self._listings)))
+            self._listings[scope] = (version, pages)
         return pages
 
     def _scope(self, ctx: ServerRequestContext[Any]) -> CallScope:
@@ -159,18 +271,85 @@ class ProxyServer:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
+        self.changes.remember(ctx)
         return self.listing(self._scope(ctx)).page(params)
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
     ) -> CallToolResult:
+        self.changes.remember(ctx)
         name = params.name
-        scope = self._scope(ctx)
         try:
-            result = await self.app.dispatcher.call(name, params.arguments or {}, scope=scope)
+            return await self.route(ctx, self._scope(ctx), name, params.arguments)
         except CompozyError as error:
             return mcp_error(error)
+        except MCPError:
+            raise  # an upstream server's own protocol error, passed on as it came
         except Exception:  # never take the proxy down; the next call must work
             log.exception("tools/call %s failed", name)
             return error_result(ToolBackendFailed(name, f'tool "{name}" failed unexpectedly'))
+
+    async def route(
+        self,
+        ctx: ServerRequestContext[Any],
+        scope: CallScope,
+        name: str,
+        arguments: dict[str, Any] | None,
+    ) -> CallToolResult:
+        """One call, wherever its tool lives: the discovery call tool, an upstream server's
+        tool (forwarded), or a native tool (the one dispatch path). Raises the
+        :class:`CompozyError` the call ends in; an upstream server's JSON-RPC error raises
+        ``MCPError`` as the server sent it."""
+        if name == TOOL_CALL:
+            return await self._tool_call(ctx, scope, arguments)
+        if self.upstreams is not None:
+            routed = self.upstreams.route(name)
+            if routed is not None:
+                upstream, own_name = routed
+                return await self._forward(ctx, scope, name, upstream, own_name, arguments)
+            withheld = self.upstreams.withheld_server(name)
+            if withheld is not None:
+                raise _not_allowed(name, withheld, scope)
+        result = await self.app.dispatcher.call(name, arguments or {}, scope=scope)
         return call_result(result)
+
+    async def _forward(
+        self,
+        ctx: ServerRequestContext[Any],
+        scope: CallScope,
+        name: str,
+        upstream: Upstream,
+        own_name: str,
+        arguments: dict[str, Any] | None,
+    ) -> CallToolResult:
+        if not self.app.catalog.server_visible(upstream.name, scope):
+            raise _not_allowed(name, upstream.name, scope)
+        meta = _forwarded_meta(ctx.meta)
+
+        async def relay_progress(progress: float, total: float | None, message: str | None) -> None:
+            await ctx.session.report_progress(progress, total, message)
+
+        return await upstream.call(
+            name,
+            own_name,
+            arguments,
+            # Always asked for: the SDK reports progress to the caller only if it asked (in
+            # _meta, or in-process through a callback this handler cannot see), else drops it.
+            progress=relay_progress,
+            meta=meta,
+        )
+
+    async def _tool_call(
+        self, ctx: ServerRequestContext[Any], scope: CallScope, arguments: dict[str, Any] | None
+    ) -> CallToolResult:
+        """``compozy__tool_call``: the call ``tools/call`` with ``tool_id`` and ``input`` would
+        make; an unknown ``tool_id`` is a tool error (the model must see it)."""
+        args = arguments or {}
+        TOOL_CALL_CHECK.check(TOOL_CALL, args)
+        tool_id = args["tool_id"]
+        if tool_id == TOOL_CALL:
+            raise ToolInvalidInput.for_field(TOOL_CALL, "tool_id", "must name another tool")
+        try:
+            return await self.route(ctx, scope, tool_id, args.get("input"))
+        except ToolNotFound as unknown:
+            return error_result(unknown)
