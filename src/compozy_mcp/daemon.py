@@ -47,8 +47,11 @@ def daemon_app(app: App, access: Access) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        async with mcp_app.router.lifespan_context(mcp_app):
-            yield
+        try:
+            async with mcp_app.router.lifespan_context(mcp_app):
+                yield
+        finally:
+            await app.hooks.drain()  # async hooks and run records finish before the exit
 
     combined = Starlette(
         routes=[Mount(API_PREFIX, app=api_app(LocalHost(app), openapi.document)), *mcp_app.routes],

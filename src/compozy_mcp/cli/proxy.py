@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -97,7 +97,15 @@ def _in_process(args: argparse.Namespace, context: Context) -> int:
                 raise ResourceNotFound("compozy proxy", "session", args.session)
             scope = scope_of(args.session)
         server = ProxyServer(app, scope=scope, page_size=args.page_size).server
-        _serve(args, server, None)
+
+        @contextlib.asynccontextmanager
+        async def draining() -> AsyncIterator[None]:
+            try:
+                yield
+            finally:
+                await app.hooks.drain()  # async hooks and run records finish first
+
+        _serve(args, server, draining)
     return EXIT_OK
 
 

@@ -21,8 +21,8 @@ from compozy_mcp.errors import ToolInvalidInput, ToolNotFound, ToolRegistrationE
 from compozy_mcp.jsonutil import schema_digest
 from compozy_mcp.reasons import Reason
 from compozy_mcp.validation import InputCheck
-from compozy_mcp.views import SELECTOR_FIELD, CompiledViews, ViewSpec, compile_views
-from compozy_mcp.views.selector import SELECTOR_SCHEMA
+from compozy_mcp.views import SELECTOR_FIELD, CompiledViews, ResultView, ViewSpec, compile_views
+from compozy_mcp.views.selector import SELECTOR_SCHEMA, select_view
 
 if TYPE_CHECKING:
     from compozy_mcp.native.context import ToolCall
@@ -111,6 +111,28 @@ class RegisteredTool:
     def check_input(self, tool_input: Mapping[str, Any]) -> None:
         """Raise :class:`ToolInvalidInput` naming the field, if the input breaks the schema."""
         self.input_check.check(self.id, tool_input, code=self.definition.input_error_code)
+
+    def object_input(self, raw: Any) -> dict[str, Any]:
+        """``raw`` if it is an object (``None`` is ``{}``), else the input error."""
+        if raw is None:
+            return {}
+        if not isinstance(raw, dict):
+            raise self.invalid("input must be a JSON object")
+        return raw
+
+    def selected_view(self, tool_input: Mapping[str, Any]) -> ResultView | None:
+        """The view an input selects (``None``: a single-result tool); the selector's errors
+        come first (spec, Errors rows 1-3)."""
+        code = self.definition.input_error_code
+        return select_view(self.id, self.has_views, tool_input, input_error_code=code)
+
+    def checked_input(self, raw: Any) -> tuple[dict[str, Any], ResultView | None]:
+        """An input as a call takes it: an object, the selector checked first, then the rest
+        of the schema; with the view it selects."""
+        tool_input = self.object_input(raw)
+        view = self.selected_view(tool_input)
+        self.check_input(tool_input)
+        return tool_input, view
 
     def invalid(self, message: str, *, field: str | None = None) -> ToolInvalidInput:
         code = self.definition.input_error_code
