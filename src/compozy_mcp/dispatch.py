@@ -20,7 +20,6 @@ Steps, in order; any failure ends the call before the tool runs (except the last
 
 from __future__ import annotations
 
-import copy
 import logging
 import secrets
 import time
@@ -121,11 +120,10 @@ class _Hooked:
     async def apply_error(self, patch: Patch) -> None:
         assert self.error is not None
         if patch.error is not None:
-            # the caller gets the hook's message; code and reason stay the tool's
-            replaced = copy.copy(self.error)
-            replaced.message = patch.error
-            replaced.args = (patch.error,)
-            self.error = replaced
+            # The caller gets the hook's message; code and reason stay the tool's. The error
+            # was raised for this call alone, so it is changed where it is.
+            self.error.message = patch.error
+            self.error.args = (patch.error,)
 
 
 class Dispatcher:
@@ -224,9 +222,7 @@ class Dispatcher:
         except ToolError as error:
             call.error = error
             await hooks.fire(POST_ERROR, subject, call.error_fields, call.apply_error)
-            if call.error is error:
-                raise
-            raise call.error from None
+            raise
 
         async def apply_post(patch: Patch) -> None:
             assert call.result is not None

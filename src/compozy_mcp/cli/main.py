@@ -28,6 +28,7 @@ COMMAND_MODULES = {
     "serve": "serve",
     "mcp": "mcp",
     "catalog": "release_note",
+    "hooks": "hooks",
 }
 
 

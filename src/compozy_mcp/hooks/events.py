@@ -6,7 +6,8 @@ calling session's context and a timestamp. Key order follows the spec's example:
 
     {"event": "tool.post_call", "tool_id": "compozy__session_status", "tool_call_id": "call-31",
      "has_result_views": true, "tool_input": {...}, "result_view": "compact",
-     "tool_result": {"structured": {...}, "preview": "..."}, "session_id": ..., "timestamp": ...}
+     "tool_result": {"structured": {...}, "preview": "..."}, "read_only": true,
+     "session_id": ..., "timestamp": ...}
 """
 
 from __future__ import annotations
@@ -33,13 +34,14 @@ class ToolReference:
     pinned_result_view: ResultView | None = None
 
     def payload(self) -> dict[str, Any]:
+        """The reference's fields but ``read_only``, which :func:`payload` puts after the
+        event's own fields, so that a payload begins as the spec's example does."""
         out: dict[str, Any] = {"tool_id": self.tool_id, "tool_call_id": self.tool_call_id}
         # Present only for tools with views (spec, Hooks).
         if self.has_result_views:
             out["has_result_views"] = True
         if self.pinned_result_view is not None:
             out["pinned_result_view"] = self.pinned_result_view.value
-        out["read_only"] = self.read_only
         return out
 
 
@@ -76,6 +78,7 @@ def payload(
     ``result_view``, ``tool_result``, ``error``, ``title``); ``None`` values are left out."""
     out: dict[str, Any] = {"event": event, **subject.ref.payload()}
     out.update((key, value) for key, value in fields.items() if value is not None)
+    out["read_only"] = subject.ref.read_only
     if subject.caller is not None:
         out.update(subject.caller.context)
     out["timestamp"] = timestamp

@@ -57,7 +57,9 @@ MATCHER = obj(
         "tool": described(GLOB, "Tool id glob (fnmatch: *, ?, [...]), such as compozy__session_*."),
         "agent_name": described(GLOB, "Glob on the calling session's agent name."),
         "workspace": described(GLOB, "Glob on the calling session's workspace id or name."),
-        "session_type": described(enum("user", "automation"), "The calling session's type."),
+        "session_type": described(
+            enum("user", "subagent", "automation"), "The calling session's type."
+        ),
     }
 )
 COMMAND = {
