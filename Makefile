@@ -48,11 +48,12 @@ tests: $(STAMP) node-deps
 
 test: lint typecheck tests
 
-# Catalog bytes, result bytes and call overhead (FastMCP is installed into .bench/ on first use).
+# Catalog bytes, result bytes, call overhead and hook overhead (FastMCP is installed into .bench/ on first use).
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.catalog_bytes --verify-stdio
 	$(BIN)/python -m benchmarks.result_bytes
 	$(BIN)/python -m benchmarks.call_overhead
+	$(BIN)/python -m benchmarks.hook_overhead
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis .bench

@@ -62,6 +62,7 @@ class HookEngine:
         self._sessions = sessions
         self._clock = clock
         self._observers: set[asyncio.Task[None]] = set()
+        self._last: tuple[object, str] = (None, "")
 
     # --- what a call asks first -------------------------------------------------------------
 
@@ -80,7 +81,10 @@ class HookEngine:
         return read_caller(self._sessions, session_id)
 
     def now(self) -> str:
-        return timestamp(self._clock.now())
+        moment = self._clock.now()
+        if moment != self._last[0]:  # formatting costs more than comparing: once a second
+            self._last = (moment, timestamp(moment))
+        return self._last[1]
 
     # --- one event ------------------------------------------------------------------------------
 
@@ -108,7 +112,7 @@ class HookEngine:
         self, hook: Hook, event: str, subject: CallSubject, body: dict[str, Any], apply: Apply
     ) -> bool:
         """One sync hook; whether later hooks run."""
-        started_at, started = self.now(), time.perf_counter()
+        started_at, started = body["timestamp"], time.perf_counter()
         execution = await self.execute(hook, event, body)
         verdict = interpret(event, hook.id, body, execution)
         pre = event == PRE_CALL
@@ -159,7 +163,7 @@ class HookEngine:
     async def _watch(
         self, hook: Hook, event: str, subject: CallSubject, body: dict[str, Any]
     ) -> None:
-        started_at, started = self.now(), time.perf_counter()
+        started_at, started = body["timestamp"], time.perf_counter()
         execution = await self.execute(hook, event, body)
         verdict = interpret(event, hook.id, body, execution)
         duration = (time.perf_counter() - started) * 1000

@@ -35,13 +35,15 @@ class HookSet:
     problems: tuple[dict[str, Any], ...] = ()
     #: the enabled hooks of each event, in run order
     by_event: Mapping[str, tuple[Hook, ...]] = field(default_factory=dict)
+    #: whether any hook is enabled (what a call asks first, so it is worked out once)
+    active: bool = False
 
     @classmethod
     def of(cls, hooks: list[Hook], problems: list[dict[str, Any]]) -> HookSet:
         by_event = {
             event: tuple(h for h in hooks if h.enabled and h.event == event) for event in EVENTS
         }
-        return cls(tuple(hooks), tuple(problems), by_event)
+        return cls(tuple(hooks), tuple(problems), by_event, any(by_event.values()))
 
     def find(self, hook_id: str) -> Hook | None:
         """A configured hook by id (in-process hooks have no id a caller can name)."""
@@ -49,10 +51,6 @@ class HookSet:
 
     def enabled(self, event: str) -> tuple[Hook, ...]:
         return self.by_event.get(event, ())
-
-    @property
-    def active(self) -> bool:
-        return any(self.by_event.values())
 
 
 def stored_hook(row: HookRow, home: Path) -> Hook:
@@ -75,11 +73,18 @@ class HookRegistry:
         self._stamp: object = None
         self._checked = -math.inf
 
-    def add_code_hook(self, hook: ToolHook, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        """An in-process hook on all three events and every tool (sync; failures allowed)."""
-        number = len(self._code) // len(EVENTS) + 1
+    def add_code_hook(
+        self,
+        hook: ToolHook,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        events: tuple[str, ...] = EVENTS,
+    ) -> None:
+        """An in-process hook on ``events`` (default: all three) of every tool (sync;
+        failures allowed)."""
+        number = len({h.id for h in self._code}) + 1
         runner = InProcessRunner(hook)
-        for event in EVENTS:
+        for event in events:
             self._code.append(
                 Hook(
                     id=f"code-{number}",
