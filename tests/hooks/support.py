@@ -4,6 +4,7 @@ tests may use it), and hooks.yaml files."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,6 +17,35 @@ from typing import Any
 import yaml
 
 from compozy_mcp.assembly import App
+
+#: the spec's tool.post_call example, literally (the call id is the dispatcher's, checked by
+#: shape in :func:`as_in_the_spec`)
+SPEC_POST_CALL = {
+    "event": "tool.post_call",
+    "tool_id": "compozy__session_status",
+    "tool_call_id": "call-31",
+    "has_result_views": True,
+    "tool_input": {"session_id": "sess-example"},
+    "result_view": "compact",
+    "tool_result": {
+        "structured": {"session": {"id": "sess-example", "state": "active"}},
+        "preview": "sess-example",
+    },
+}
+
+
+def as_in_the_spec(payload: dict[str, Any]) -> dict[str, Any]:
+    """A payload cut to the spec example's fields: its session to id and state, its preview to
+    the session id (ours goes on with the state), its call id (checked) to the example's."""
+    cut = {key: payload[key] for key in SPEC_POST_CALL}
+    session = cut["tool_result"]["structured"]["session"]
+    cut["tool_result"] = {
+        "structured": {"session": {"id": session["id"], "state": session["state"]}},
+        "preview": cut["tool_result"]["preview"].split()[0],
+    }
+    assert re.fullmatch(r"call-[0-9a-f]{12}", cut["tool_call_id"]), cut["tool_call_id"]
+    cut["tool_call_id"] = "call-31"
+    return cut
 
 
 class Recorder:

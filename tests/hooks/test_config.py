@@ -4,13 +4,12 @@ A broken file loads no hook and never fails a call: ``hooks_list`` reports it.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.conftest import Caller
-from tests.hooks.support import Webhook, patch_answer, webhook, write_hooks
+from tests.hooks.support import Webhook, write_hooks
 
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import scope_of
@@ -21,13 +20,6 @@ from compozy_mcp.hooks.model import Matcher
 pytestmark = pytest.mark.anyio
 
 STATUS = "compozy__session_status"
-
-
-@pytest.fixture
-def server() -> Iterator[Webhook]:
-    with webhook() as served:
-        served.respond = lambda path, payload: patch_answer({})
-        yield served
 
 
 def _home_file(app: App) -> Path:

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
 import pytest
 from tests.conftest import Caller
-from tests.hooks.support import Answer, Webhook, patch_answer, runs, webhook
+from tests.hooks.support import Answer, Webhook, patch_answer, runs
 
 from compozy_mcp.assembly import App
 from compozy_mcp.errors import HookDenied, HookFailed
@@ -22,12 +21,6 @@ pytestmark = pytest.mark.anyio
 
 #: a bound no call waiting on a 0.3 s hook may reach: generous on a loaded machine
 BOUND = 5.0
-
-
-@pytest.fixture
-def server() -> Iterator[Webhook]:
-    with webhook() as served:
-        yield served
 
 
 async def _hook(call: Caller, server: Webhook, **extra: Any) -> None:

@@ -16,7 +16,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from tests.api.support import Home as DaemonHome
 from tests.api.support import running_daemon, short_dir
-from tests.hooks.support import write_hooks
+from tests.hooks.support import SPEC_POST_CALL, as_in_the_spec, write_hooks
 from tests.proxy.support import (
     COMPOZY,
     Home,
@@ -31,18 +31,6 @@ pytestmark = [pytest.mark.process, pytest.mark.anyio]
 
 STATUS = "compozy__session_status"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "hooks.md"
-SPEC_POST_CALL = {
-    "event": "tool.post_call",
-    "tool_id": "compozy__session_status",
-    "tool_call_id": "call-31",
-    "has_result_views": True,
-    "tool_input": {"session_id": "sess-example"},
-    "result_view": "compact",
-    "tool_result": {
-        "structured": {"session": {"id": "sess-example", "state": "active"}},
-        "preview": "sess-example",
-    },
-}
 #: the spec's tool.pre_call patch, as the spec prints it
 SPEC_PATCH = '{ "tool_input": { "session_id": "sess-example", "result_view": "full" } }'
 SINGLE_RESULT = (
@@ -74,25 +62,19 @@ async def _cli(home: Home, socket: Path, *args: str) -> str:
     return done.stdout.decode()
 
 
+def _daemon(home: Home, sockets: Path) -> Any:
+    """``compozy serve`` on a socket only."""
+    socket = str(sockets / "d.sock")
+    return running_daemon(
+        DaemonHome(_data(home), home.env), "--no-tcp", "--uds", socket, listeners=1
+    )
+
+
 def _relay(home: Home, socket: Path) -> Any:
     params = StdioServerParameters(
         command=str(COMPOZY), args=["--socket", str(socket), "proxy"], env=home.env
     )
     return spawned(home, params, "auto", "relay")
-
-
-def _cut(payload: dict[str, Any]) -> dict[str, Any]:
-    """The payload cut to the spec example's fields (session to id and state, preview to its
-    first word, the call id to the example's)."""
-    cut = {key: payload[key] for key in SPEC_POST_CALL}
-    session = cut["tool_result"]["structured"]["session"]
-    cut["tool_result"] = {
-        "structured": {"session": {"id": session["id"], "state": session["state"]}},
-        "preview": cut["tool_result"]["preview"].split()[0],
-    }
-    assert re.fullmatch(r"call-[0-9a-f]{12}", cut["tool_call_id"])
-    cut["tool_call_id"] = "call-31"
-    return cut
 
 
 def _block(language: str, after: str) -> str:
@@ -116,14 +98,7 @@ async def test_the_spec_payload_and_patch_examples_through_the_mcp_proxy_on_a_da
             "command": "cat > post_call.json",  # runs in $COMPOZY_HOME
         },
     )
-    served = running_daemon(
-        DaemonHome(_data(home), home.env),
-        "--no-tcp",
-        "--uds",
-        str(sockets / "d.sock"),
-        listeners=1,
-    )
-    with served as daemon:
+    with _daemon(home, sockets) as daemon:
         assert daemon.socket is not None
         async with _relay(home, daemon.socket) as client:
             await create_session(client, session_id="sess-example")
@@ -132,7 +107,7 @@ async def test_the_spec_payload_and_patch_examples_through_the_mcp_proxy_on_a_da
             compact = record(await client.call_tool(STATUS, {"session_id": "sess-example"}))
             assert "supervision" not in compact["session"]
             observed = json.loads((_data(home) / "post_call.json").read_text())
-            assert _cut(observed) == SPEC_POST_CALL
+            assert as_in_the_spec(observed) == SPEC_POST_CALL
             assert list(observed)[: len(SPEC_POST_CALL)] == list(SPEC_POST_CALL)
 
             # the patch: the spec's, printed by a shell hook made through the CLI
@@ -195,14 +170,7 @@ async def test_the_docs_migration_recipe_works_as_copied(home: Home, sockets: Pa
     (_data(home) / "hooks").mkdir(parents=True)
     (_data(home) / "hooks" / "full-record.py").write_text(_block("python", "## Migration recipe"))
     (_data(home) / "hooks.yaml").write_text(_block("yaml", "## Migration recipe"))
-    served = running_daemon(
-        DaemonHome(_data(home), home.env),
-        "--no-tcp",
-        "--uds",
-        str(sockets / "d.sock"),
-        listeners=1,
-    )
-    with served as daemon:
+    with _daemon(home, sockets) as daemon:
         assert daemon.socket is not None
         async with _relay(home, daemon.socket) as client:
             await create_session(client, session_id="sess-example")

@@ -4,12 +4,11 @@ re-validated input and stderr, without calling any tool or recording a run."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from tests.conftest import Caller
-from tests.hooks.support import Answer, Webhook, patch_answer, runs, webhook
+from tests.hooks.support import Answer, Webhook, patch_answer, runs
 
 from compozy_mcp.assembly import App
 from compozy_mcp.errors import ToolInvalidInput
@@ -17,12 +16,6 @@ from compozy_mcp.errors import ToolInvalidInput
 pytestmark = pytest.mark.anyio
 
 TEST = "compozy__hooks_test"
-
-
-@pytest.fixture
-def server() -> Iterator[Webhook]:
-    with webhook() as served:
-        yield served
 
 
 async def _hook(call: Caller, server: Webhook, **extra: Any) -> None:

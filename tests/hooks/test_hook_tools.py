@@ -5,12 +5,11 @@ managed session reads the runs of its own calls and its descendants')."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from tests.conftest import Caller
-from tests.hooks.support import Answer, Webhook, patch_answer, runs, webhook
+from tests.hooks.support import Answer, Webhook, patch_answer, runs
 
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import scope_of
@@ -40,13 +39,6 @@ CHANGES: list[tuple[str, dict[str, Any]]] = [
     ("compozy__hooks_delete", {"hook_id": "h"}),
     ("compozy__hooks_test", {"hook_id": "h"}),
 ]
-
-
-@pytest.fixture
-def server() -> Iterator[Webhook]:
-    with webhook() as served:
-        served.respond = lambda path, payload: patch_answer({})
-        yield served
 
 
 async def _create(call: Caller, hook_id: str, url: str, **extra: Any) -> dict[str, Any]:

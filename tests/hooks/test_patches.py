@@ -6,12 +6,11 @@ Hooks here are webhooks served by a thread (the run log records them) or in-proc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from tests.conftest import Caller
-from tests.hooks.support import Answer, Recorder, Webhook, patch_answer, runs, webhook
+from tests.hooks.support import Answer, Recorder, Webhook, patch_answer, runs
 
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import scope_of
@@ -28,12 +27,6 @@ pytestmark = pytest.mark.anyio
 STATUS = "compozy__session_status"
 #: the spec's patch, literally
 SPEC_PATCH = {"tool_input": {"session_id": "sess-example", "result_view": "full"}}
-
-
-@pytest.fixture
-def server() -> Iterator[Webhook]:
-    with webhook() as served:
-        yield served
 
 
 async def _hook(call: Caller, server: Webhook, hook_id: str, event: str, **extra: Any) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from tests.conftest import Caller
-from tests.hooks.support import Recorder, patch_answer, webhook
+from tests.hooks.support import SPEC_POST_CALL, Recorder, as_in_the_spec, patch_answer, webhook
 
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import scope_of
@@ -19,32 +19,7 @@ from compozy_mcp.errors import ResourceNotFound
 pytestmark = pytest.mark.anyio
 
 #: the spec's example, literally (the call id is the dispatcher's, so it is checked by shape)
-SPEC_POST_CALL = {
-    "event": "tool.post_call",
-    "tool_id": "compozy__session_status",
-    "tool_call_id": "call-31",
-    "has_result_views": True,
-    "tool_input": {"session_id": "sess-example"},
-    "result_view": "compact",
-    "tool_result": {
-        "structured": {"session": {"id": "sess-example", "state": "active"}},
-        "preview": "sess-example",
-    },
-}
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-
-
-def _as_in_the_spec(payload: dict[str, Any]) -> dict[str, Any]:
-    """The payload cut to the spec example's fields: its session to id and state, its preview
-    to the session id (ours goes on with the state), its call id to the example's."""
-    cut = {key: payload[key] for key in SPEC_POST_CALL}
-    session = cut["tool_result"]["structured"]["session"]
-    cut["tool_result"] = {
-        "structured": {"session": {"id": session["id"], "state": session["state"]}},
-        "preview": cut["tool_result"]["preview"].split()[0],
-    }
-    cut["tool_call_id"] = "call-31"
-    return cut
 
 
 async def test_the_post_call_payload_is_the_spec_example(app: App, call: Caller) -> None:
@@ -53,7 +28,7 @@ async def test_the_post_call_payload_is_the_spec_example(app: App, call: Caller)
     app.dispatcher.add_hook(hook)
     await call("compozy__session_status", {"session_id": "sess-example"})
     (post,) = hook.of("post_call")
-    assert _as_in_the_spec(post) == SPEC_POST_CALL
+    assert as_in_the_spec(post) == SPEC_POST_CALL
     assert re.fullmatch(r"call-[0-9a-f]{12}", post["tool_call_id"])
     # the record under "structured" is the compact record the caller got, whole
     assert "supervision" not in post["tool_result"]["structured"]["session"]
@@ -182,6 +157,6 @@ async def test_a_webhook_receives_the_payload_as_a_json_post(app: App, call: Cal
         await call("compozy__session_status", {"session_id": "sess-example"})
         ((path, payload, headers),) = server.received
     assert path == "/post"
-    assert _as_in_the_spec(payload) == SPEC_POST_CALL
+    assert as_in_the_spec(payload) == SPEC_POST_CALL
     assert headers["Content-Type"] == "application/json"
     assert headers["X-Token"] == "t0ken"
