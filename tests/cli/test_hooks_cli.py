@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -253,3 +254,33 @@ def test_create_needs_an_event_and_one_way_to_run(home: Home) -> None:
     missing = compozy(home, "hooks", "create", "--event", "tool.pre_call", "--argv", "[1")
     assert missing.returncode == EXIT_USAGE
     assert "--argv is not valid JSON" in missing.stderr
+
+
+HEAVY = ("mcp.server", "uvicorn", "starlette")
+PROBE = (
+    "import contextlib, io, json, sys\n"
+    "from compozy_mcp.cli.main import main\n"
+    "with contextlib.redirect_stdout(io.StringIO()):\n"
+    "    code = main(sys.argv[1:])\n"
+    f"heavy = {HEAVY!r}\n"
+    "print(json.dumps({'code': code, 'loaded': sorted(name for name in sys.modules "
+    "if any(name == h or name.startswith(h + '.') for h in heavy))}))\n"
+)
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("args", [["hooks", "list"], ["hooks", "events"]], ids=" ".join)
+def test_hooks_commands_never_import_the_mcp_server_or_http_stack(
+    home: Home, args: list[str]
+) -> None:
+    """Project rule: a command that needs no MCP server does not pay for importing one."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        env=home.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"code": 0, "loaded": []}
