@@ -57,7 +57,11 @@ def tail(data: bytes, limit: int = STDERR_TAIL_BYTES) -> str:
 
 
 class InProcessRunner:
-    """A hook registered by code: an async callable given the payload."""
+    """A hook registered by code: an async callable given the payload.
+
+    The payload holds the call's own input and result, not copies (copying them on every call
+    would cost more than the hook): an in-process hook reads them and returns a patch, it
+    never changes them in place."""
 
     def __init__(self, hook: ToolHook) -> None:
         self.hook = hook
