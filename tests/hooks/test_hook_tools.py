@@ -302,3 +302,37 @@ async def test_hooks_events_lists_the_three_events_and_the_deny_exit_code(call: 
     ]
     assert catalog["deny_exit_code"] == 2
     assert catalog["events"][0]["patch_fields"] == ["deny", "deny_reason", "tool_input"]
+
+
+async def test_hooks_test_a_restricted_child_may_not_name_its_parent_or_a_sibling(
+    call: Caller, server: Webhook
+) -> None:
+    """compozy__hooks_test takes a session id (its sample's caller) and is the operator's
+    alone: a child is refused whoever it names; the operator names anyone."""
+    await _create(call, "guard", server.url)
+    parent = (await call.create())["id"]
+    tools = ["compozy__hooks_test"]
+    children = [
+        (
+            await call.structured(
+                "compozy__session_spawn",
+                {"agent_name": "worker", "ttl_seconds": 600, "tools": tools},
+                scope=scope_of(parent),
+            )
+        )["session_id"]
+        for _ in range(2)
+    ]
+    child, sibling = children
+    for named in (parent, sibling, child):
+        with pytest.raises(ToolDenied) as caught:
+            await call(
+                "compozy__hooks_test",
+                {"hook_id": "guard", "tool_id": "compozy__tool_info", "session_id": named},
+                scope=scope_of(child),
+            )
+        assert caught.value.reason == "operator_only"
+    done = await call.structured(
+        "compozy__hooks_test",
+        {"hook_id": "guard", "tool_id": "compozy__tool_info", "session_id": sibling},
+    )
+    assert done["payload"]["session_id"] == sibling
