@@ -54,11 +54,11 @@ HOOK_REF = described(
 GLOB = {"type": "string", "minLength": 1, "maxLength": 200}
 MATCHER = obj(
     optional={
-        "tool": described(GLOB, "Tool id glob (fnmatch: *, ?, [...]), such as compozy__session_*."),
-        "agent_name": described(GLOB, "Glob on the calling session's agent name."),
-        "workspace": described(GLOB, "Glob on the calling session's workspace id or name."),
+        "tool": described(GLOB, "Tool id glob (fnmatch), such as compozy__session_*."),
+        "agent_name": described(GLOB, "Glob on the caller's agent name."),
+        "workspace": described(GLOB, "Glob on the caller's workspace id or name."),
         "session_type": described(
-            enum("user", "subagent", "automation"), "The calling session's type."
+            enum("user", "subagent", "automation"), "The caller's session type."
         ),
     }
 )
@@ -67,31 +67,28 @@ COMMAND = {
     "minLength": 1,
     "minItems": 1,
     "items": {"type": "string"},
-    "description": "A shell command (run by /bin/sh -c) or an argv list (run as is). The "
-    "payload arrives as JSON on stdin; a patch is JSON on stdout (empty: no patch); exit code "
-    f"{DENY_EXIT_CODE} denies the call with stderr as the reason.",
+    "description": "Shell string (/bin/sh -c) or argv list. Payload: JSON on stdin; patch: "
+    f"JSON on stdout (none: no patch); exit {DENY_EXIT_CODE} denies, stderr says why.",
 }
 URL = described(
     {"type": "string", "pattern": "^https?://", "maxLength": 2000},
-    "A webhook: the payload is POSTed as JSON; a 2xx response body is the patch (empty: none).",
+    "Webhook: the payload is POSTed; a 2xx body is the patch.",
 )
 HEADERS = described(
     {"type": "object", "additionalProperties": {"type": "string"}},
-    "HTTP headers of the webhook request (values are never shown back).",
+    "Webhook headers (values never shown back).",
 )
 TIMEOUT = described(
     {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_TIMEOUT},
-    f"Seconds the hook may run (default {DEFAULT_TIMEOUT:g}); then it is killed.",
+    f"Seconds (default {DEFAULT_TIMEOUT:g}); then the hook is killed.",
 )
 MODE = described(
     enum("sync", "async"),
-    "sync (default): the call waits for the hook and applies its patch; async: the hook only "
-    "observes, the call does not wait.",
+    "sync (default) or async (observes; the call does not wait).",
 )
 ON_ERROR = described(
     enum("allow", "deny"),
-    "When a sync tool.pre_call hook fails (error exit, timeout, output that is not a patch): "
-    "allow (default) lets the call run, deny refuses it.",
+    "A failing sync pre_call hook: allow (default) lets the call run, deny refuses it.",
 )
 DESCRIPTION = {"type": "string", "maxLength": 500}
 
