@@ -6,6 +6,7 @@ with why. Command hooks: ``test_command_hooks.py`` (process tier)."""
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from typing import Any
 
@@ -21,6 +22,8 @@ pytestmark = pytest.mark.anyio
 
 #: a bound no call waiting on a 0.3 s hook may reach: generous on a loaded machine
 BOUND = 5.0
+#: how long a webhook holds its answer at most, waiting for the test to release it
+HELD = 10.0
 
 
 async def _hook(call: Caller, server: Webhook, **extra: Any) -> None:
@@ -113,11 +116,18 @@ async def test_an_unreachable_webhook_is_a_failed_run(app: App, call: Caller) ->
 async def test_an_async_hook_does_not_hold_the_call_and_is_recorded_when_it_ends(
     app: App, call: Caller, server: Webhook
 ) -> None:
-    server.respond = lambda path, payload: Answer(delay=1.0, body=b'{"deny": true}')
-    await _hook(call, server, mode="async", timeout=5)
+    released = threading.Event()
+
+    def held(path: str, payload: dict[str, Any]) -> Answer:
+        released.wait(HELD)  # until the call has returned
+        return Answer(body=b'{"deny": true}')
+
+    server.respond = held
+    await _hook(call, server, mode="async", timeout=HELD * 2)
     started = time.monotonic()
     await call.create()  # a deny from an async hook changes nothing
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < HELD / 2
+    released.set()
     (run,) = await runs(app)  # waits for the hook
     assert (run["outcome"], run["decision"], run["patch_applied"]) == ("denied", "none", False)
 

@@ -216,15 +216,22 @@ class ToolRegistry:
         self._tools: dict[str, RegisteredTool] = {}
 
     def add(self, defn: ToolDefinition) -> RegisteredTool:
-        if defn.id in self._tools:
+        self._refuse_duplicate(defn.id)
+        return self.add_registered(register(defn))
+
+    def add_registered(self, tool: RegisteredTool) -> RegisteredTool:
+        """A tool registered already (shared between registries: nothing changes one)."""
+        self._refuse_duplicate(tool.id)
+        self._tools[tool.id] = tool
+        return tool
+
+    def _refuse_duplicate(self, tool_id: str) -> None:
+        if tool_id in self._tools:
             raise ToolRegistrationError(
-                defn.id,
+                tool_id,
                 "a tool with this id is already registered",
                 reason=Reason.TOOL_ID_DUPLICATE,
             )
-        tool = register(defn)
-        self._tools[defn.id] = tool
-        return tool
 
     def get(self, tool_id: str) -> RegisteredTool:
         tool = self._tools.get(tool_id)
