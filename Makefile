@@ -55,11 +55,13 @@ soak: $(STAMP)
 	rm -f .soak/figures.json
 	$(BIN)/pytest -m soak -s
 
-# Catalog bytes, result bytes and call overhead (FastMCP is installed into .bench/ on first use).
+# Catalog bytes, result bytes, call overhead and hook overhead (FastMCP is installed into .bench/
+# on first use).
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.catalog_bytes --verify-stdio
 	$(BIN)/python -m benchmarks.result_bytes
 	$(BIN)/python -m benchmarks.call_overhead
+	$(BIN)/python -m benchmarks.hook_overhead
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis .bench

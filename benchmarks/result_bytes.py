@@ -26,6 +26,8 @@ import anyio
 from benchmarks.common import emit_json, machine, machine_line, median, table
 from benchmarks.records import DEFAULT_SEED, TASKS, Size, World, build_world, open_world_app
 from compozy_mcp import jsonutil
+from compozy_mcp.native.hook_schema import FAILED_OUTCOMES
+from compozy_mcp.store.base import HookRunRow
 from compozy_mcp.views import ResultView
 
 TARGET_TOOL = "compozy__session_status"
@@ -212,6 +214,100 @@ async def stops(rec: Recorder, rng: random.Random, k: int) -> None:
         )
 
 
+#: the hooks of the world: a guard, the migration recipe, an auditing webhook, a disabled one
+HOOKS: tuple[dict[str, Any], ...] = (
+    {
+        "id": "no-archiving",
+        "event": "tool.pre_call",
+        "matcher": {"tool": "compozy__session_archive", "session_type": "user"},
+        "command": "./hooks/no-archiving.sh",
+        "timeout": 5,
+        "on_error": "deny",
+        "description": "Archiving is frozen during the release.",
+    },
+    {
+        "id": "full-record",
+        "event": "tool.pre_call",
+        "matcher": {"tool": "compozy__session_*"},
+        "command": ["python3", "hooks/full-record.py"],
+    },
+    {
+        "id": "audit",
+        "event": "tool.post_call",
+        "mode": "async",
+        "url": "https://audit.example.com/compozy/hooks",
+        "headers": {"Authorization": "Bearer 0123456789abcdef"},
+    },
+    {"id": "notify-errors", "event": "tool.post_error", "command": "./hooks/notify.sh"},
+)
+#: what the runs of the world's hooks ended in, and why (weights of a working day)
+RUN_ENDINGS: tuple[tuple[str, str, str | None, int | None, str], ...] = (
+    ("ok", "allow", None, 0, ""),
+    ("ok", "allow", None, 0, ""),
+    ("ok", "allow", None, 0, ""),
+    (
+        "denied",
+        "deny",
+        "exited with code 2: archiving is frozen until Monday",
+        2,
+        "archiving is frozen until Monday\n",
+    ),
+    ("timeout", "allow", "timed out after 5 s", None, "waiting for the audit service...\n"),
+    (
+        "error",
+        "allow",
+        "exited with code 1",
+        1,
+        "Traceback (most recent call last):\n  File \"notify.py\", line 12\nKeyError: 'url'\n",
+    ),
+    ("invalid_output", "allow", "printed output that is not JSON: 'done'", 0, ""),
+)
+
+
+async def hooks(rec: Recorder, rng: random.Random, k: int) -> None:
+    """The hook tools on a day of runs: the hooks above, then a seeded run history (written to
+    the store as the run log writes it, so that durations are the seed's, not the machine's)."""
+    app = rec.world.app
+    for definition in HOOKS:
+        await app.dispatcher.call("compozy__hooks_create", definition)
+    rows = []
+    for index in range(k * 12):
+        hook = rng.choice(HOOKS)
+        outcome, decision, detail, code, stderr = rng.choice(RUN_ENDINGS)
+        applied = hook["id"] == "full-record" and outcome == "ok"
+        patch = {
+            "tool_input": {"session_id": rng.choice(rec.world.sessions), "result_view": "full"}
+        }
+        rows.append(
+            HookRunRow(
+                hook_id=hook["id"],
+                event=hook["event"],
+                tool_id="compozy__session_status",
+                tool_call_id=f"call-{rng.getrandbits(48):012x}",
+                session_id=rng.choice(rec.world.sessions),
+                started_at=rec.world.now,
+                duration_ms=round(rng.uniform(1.5, 40.0), 3),
+                outcome=outcome,
+                decision="none" if hook["event"] != "tool.pre_call" else decision,
+                patch_applied=applied,
+                detail=detail,
+                exit_code=code,
+                stderr_tail=stderr,
+                patch=patch if applied else None,
+                seq=index,
+            )
+        )
+    with app.store.write() as writer:
+        for row in rows:
+            writer.add_hook_run(row, failed=row.outcome in FAILED_OUTCOMES)
+    await rec.measured("compozy__hooks_list", {})
+    await rec.measured("compozy__hooks_list", {"event": "tool.pre_call"})
+    await rec.measured("compozy__hooks_runs", {"limit": 50})
+    await rec.measured("compozy__hooks_runs", {"failed": True})
+    for hook in HOOKS[:2]:
+        await rec.measured("compozy__hooks_runs", {"hook_id": hook["id"], "limit": 20})
+
+
 #: the script, in order: reads first (on the world as built), then each kind of change
 SCRIPT: tuple[Step, ...] = (
     reads,
@@ -225,6 +321,7 @@ SCRIPT: tuple[Step, ...] = (
     creates,
     clears,
     stops,
+    hooks,
 )
 
 

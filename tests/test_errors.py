@@ -49,6 +49,8 @@ SAMPLES: dict[type[CompozyError], Callable[[], CompozyError]] = {
     errors.ResultViewNotAccepted: lambda: errors.ResultViewNotAccepted(T),
     errors.ToolDenied: lambda: errors.ToolDenied(T, "x"),
     errors.ResultViewPinned: lambda: errors.ResultViewPinned(T, "full"),
+    errors.HookDenied: lambda: errors.HookDenied(T, "guard", "frozen"),
+    errors.HookFailed: lambda: errors.HookFailed(T, "guard", "timed out after 5 s"),
     errors.SpawnRefused: lambda: errors.SpawnRefused(T, "x"),
     errors.SessionEnded: lambda: errors.SessionEnded(T, "s", "stopped", "2026-11-10T14:02:11Z"),
     errors.ToolConflict: lambda: errors.ToolConflict(T, "x"),

@@ -14,7 +14,10 @@ from compozy_mcp.native.registry import RegisteredTool
 from compozy_mcp.validation import fast_checker
 
 REGISTRY = build_registry()
-TOOLS = list(REGISTRY)
+#: inputs of these tools nest objects (a hook definition, a payload): jsonschema checks them
+#: alone, which is fine off the hot path
+NOT_FLAT = {"compozy__hooks_create", "compozy__hooks_update", "compozy__hooks_test"}
+TOOLS = [tool for tool in REGISTRY if tool.id not in NOT_FLAT]
 SCALARS = st.one_of(
     st.none(),
     st.booleans(),
@@ -33,11 +36,17 @@ VALUES = st.one_of(
 @st.composite
 def inputs(draw: st.DrawFn, tool: RegisteredTool) -> Any:
     names = list(tool.input_schema["properties"])
-    chosen = draw(st.lists(st.sampled_from(names), max_size=len(names), unique=True))
+    chosen = (
+        draw(st.lists(st.sampled_from(names), max_size=len(names), unique=True)) if names else []
+    )
     value: dict[str, Any] = {name: draw(VALUES) for name in chosen}
     if draw(st.booleans()):
         value[draw(st.text(max_size=4))] = draw(VALUES)
     return value if draw(st.integers(0, 20)) else draw(VALUES)
+
+
+def test_only_the_tools_with_nested_inputs_lack_a_fast_check() -> None:
+    assert {tool.id for tool in REGISTRY if tool.input_check.fast is None} == NOT_FLAT
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=[t.id for t in TOOLS])

@@ -1,4 +1,5 @@
-"""Assembly: settings, store, services, registry and the dispatcher, built once per process.
+"""Assembly: settings, store, services, registry, hooks and the dispatcher, built once per
+process.
 
 Every in-process surface runs on one :class:`App`; against a daemon, the surfaces open none.
 """
@@ -13,7 +14,10 @@ from compozy_mcp.blocking import Offload
 from compozy_mcp.clock import Clock, SystemClock
 from compozy_mcp.config import Settings
 from compozy_mcp.dispatch import Dispatcher
-from compozy_mcp.hooks import ToolHook
+from compozy_mcp.hooks import HookEngine, ToolHook
+from compozy_mcp.hooks.admin import HookAdminService
+from compozy_mcp.hooks.registry import HookRegistry
+from compozy_mcp.hooks.runlog import RunLog
 from compozy_mcp.info.catalog import ToolCatalog
 from compozy_mcp.native import ToolDefinition, build_registry
 from compozy_mcp.native.context import Services
@@ -31,6 +35,7 @@ class App:
     services: Services
     dispatcher: Dispatcher
     catalog: ToolCatalog
+    hooks: HookEngine
     upkeep: Upkeep
 
     @property
@@ -71,6 +76,11 @@ def open_app(
             default_workspace_path=settings.default_workspace_path,
         )
         catalog = ToolCatalog(registry, sessions)
+        engine = HookEngine(
+            HookRegistry(store, settings.home), RunLog(store, offload), sessions, clock
+        )
+        for hook in hooks:
+            engine.registry.add_code_hook(hook)
         services = Services(
             settings=settings,
             sessions=sessions,
@@ -79,10 +89,11 @@ def open_app(
                 store, clock, offload, ttl_seconds=settings.artifact_ttl_seconds
             ),
             catalog=catalog,
+            hooks=HookAdminService(engine, registry, store, sessions, clock, offload),
         )
-        dispatcher = Dispatcher(registry, services, hooks=hooks)
+        dispatcher = Dispatcher(registry, services, hooks=engine)
         upkeep = Upkeep(store, sessions, services.artifacts)
     except BaseException:
         store.close()
         raise
-    return App(settings, store, services, dispatcher, catalog, upkeep)
+    return App(settings, store, services, dispatcher, catalog, engine, upkeep)

@@ -99,16 +99,19 @@ def daemon_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        async with contextlib.AsyncExitStack() as stack:
-            if upstreams is not None:
-                await stack.enter_async_context(upstreams.running())
-            await stack.enter_async_context(mcp_app.router.lifespan_context(mcp_app))
-            tasks = await stack.enter_async_context(anyio.create_task_group())
-            tasks.start_soon(_upkeep_every, app, settings.upkeep_seconds)
-            try:
-                yield
-            finally:
-                tasks.cancel_scope.cancel()
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                if upstreams is not None:
+                    await stack.enter_async_context(upstreams.running())
+                await stack.enter_async_context(mcp_app.router.lifespan_context(mcp_app))
+                tasks = await stack.enter_async_context(anyio.create_task_group())
+                tasks.start_soon(_upkeep_every, app, settings.upkeep_seconds)
+                try:
+                    yield
+                finally:
+                    tasks.cancel_scope.cancel()
+        finally:
+            await app.hooks.drain()  # async hooks and run records finish before the exit
 
     host = LocalHost(app, mcp_servers=upstreams)
     combined = Starlette(

@@ -8,14 +8,16 @@ Steps, in order; any failure ends the call before the tool runs (except the last
    its permission policy allows;
 3. check the selector first (spec, Errors rows 1-3), then the rest of the input schema;
 4. ``tool.pre_call`` hooks, which may patch the input (re-checked from step 3) or deny; a
-   patch that changes a pinned view fails with ``result_view_pinned``;
+   patch that changes a pinned view fails with ``result_view_pinned``
+   (:mod:`compozy_mcp.hooks.engine` has the rules);
 5. the sessions a call acts on: a managed session names only itself or a descendant
    (``session_not_in_scope``); a scope field it leaves out is filled with the caller;
 6. run the handler, which returns the full record;
 7. project the selected view;
 8. envelope ``{structured, preview}``, and the budget: a result over it is stored whole as an
    artifact and replaced by a continuation that ``compozy__tool_artifact_read`` follows;
-9. ``tool.post_call`` (or ``tool.post_error``) hooks.
+9. ``tool.post_call`` hooks, which may replace the title or the result (the budget applies to
+   a replaced result too), or ``tool.post_error`` hooks, which may replace the message.
 """
 
 from __future__ import annotations
@@ -23,28 +25,29 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from compozy_mcp import jsonutil
 from compozy_mcp.artifacts import MAX_PAGE_BYTES, OPERATOR_OWNER, ArtifactRef
 from compozy_mcp.calls import OPERATOR, CallInfo, CallScope
-from compozy_mcp.errors import (
-    CompozyError,
-    ResultViewPinned,
-    SessionEnded,
-    ToolBackendFailed,
-    ToolDenied,
-    ToolError,
+from compozy_mcp.errors import CompozyError, SessionEnded, ToolBackendFailed, ToolDenied, ToolError
+from compozy_mcp.hooks import (
+    POST_CALL,
+    POST_ERROR,
+    PRE_CALL,
+    CallSubject,
+    HookEngine,
+    Patch,
+    ToolHook,
+    ToolReference,
+    patched_input,
 )
-from compozy_mcp.hooks import POST_CALL, POST_ERROR, PRE_CALL, ToolHook, ToolReference, event
 from compozy_mcp.native.context import Services, ToolCall
 from compozy_mcp.native.registry import RegisteredTool, Risk, ToolRegistry
 from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.policy import allows
-from compozy_mcp.validation import lone_surrogate_at
-from compozy_mcp.views import ResultView, project, select_view
+from compozy_mcp.views import ResultView, project
 from compozy_mcp.views.selector import without_selector
 
 log = logging.getLogger(__name__)
@@ -66,18 +69,63 @@ class ToolResult:
     duration_ms: float
     truncated: bool = False
     artifacts: tuple[ArtifactRef, ...] = field(default_factory=tuple)
+    #: a title a ``tool.post_call`` hook gave the result (upstream's ToolResultPatch.title)
+    title: str | None = None
 
     def envelope(self) -> dict[str, Any]:
-        """``{"structured", "preview"}``, plus ``truncated`` and ``artifacts`` when truncated."""
+        """``{"structured", "preview"}``, plus ``truncated`` and ``artifacts`` when truncated,
+        and ``title`` when a hook set one."""
         out: dict[str, Any] = {"structured": self.structured, "preview": self.preview}
         if self.truncated:
             out["truncated"] = True
             out["artifacts"] = [ref.payload() for ref in self.artifacts]
+        if self.title is not None:
+            out["title"] = self.title
         return out
 
 
 def continuation(ref: ArtifactRef) -> dict[str, Any]:
     return {"artifact_uri": ref.uri, "offset": 0, "limit": MAX_PAGE_BYTES}
+
+
+@dataclass(slots=True)
+class _Hooked:
+    """A call's state while its hooks may change it."""
+
+    tool: RegisteredTool
+    tool_input: dict[str, Any]
+    view: ResultView | None
+    pinned: ResultView | None
+    result: ToolResult | None = None
+    error: ToolError | None = None
+
+    def pre_fields(self) -> dict[str, Any]:
+        return {"tool_input": self.tool_input}
+
+    async def apply_pre(self, patch: Patch) -> None:
+        if patch.tool_input is not None:
+            self.tool_input, self.view = patched_input(self.tool, patch.tool_input, self.pinned)
+
+    def post_fields(self) -> dict[str, Any]:
+        assert self.result is not None
+        return {
+            "tool_input": self.tool_input,
+            "result_view": self.view.value if self.view is not None else None,
+            "tool_result": self.result.envelope(),
+            "title": self.result.title,
+        }
+
+    def error_fields(self) -> dict[str, Any]:
+        assert self.error is not None
+        return {"tool_input": self.tool_input, "error": self.error.payload(redact=False)}
+
+    async def apply_error(self, patch: Patch) -> None:
+        assert self.error is not None
+        if patch.error is not None:
+            # The caller gets the hook's message; code and reason stay the tool's. The error
+            # was raised for this call alone, so it is changed where it is.
+            self.error.message = patch.error
+            self.error.args = (patch.error,)
 
 
 class Dispatcher:
@@ -86,14 +134,17 @@ class Dispatcher:
         registry: ToolRegistry,
         services: Services,
         *,
-        hooks: Sequence[ToolHook] = (),
+        hooks: HookEngine | None = None,
     ) -> None:
         self.registry = registry
         self.services = services
-        self._hooks = list(hooks)
+        self.hooks = hooks
 
     def add_hook(self, hook: ToolHook) -> None:
-        self._hooks.append(hook)
+        """An in-process hook on every event of every tool (tests, embedders)."""
+        if self.hooks is None:
+            raise RuntimeError("this dispatcher was built without a hook engine")
+        self.hooks.registry.add_code_hook(hook)
 
     # --- authorization -------------------------------------------------------------------
 
@@ -120,48 +171,6 @@ class Dispatcher:
                 f'"{scope.session_id}"',
                 reason=Reason.PERMISSION_DENIED,
             )
-
-    # --- input ---------------------------------------------------------------------------
-
-    @staticmethod
-    def _checked_input(tool: RegisteredTool, raw: Any) -> tuple[dict[str, Any], ResultView | None]:
-        if raw is None:
-            raw = {}
-        if not isinstance(raw, dict):
-            raise tool.invalid("input must be a JSON object")
-        view = select_view(
-            tool.id, tool.has_views, raw, input_error_code=tool.definition.input_error_code
-        )
-        where = lone_surrogate_at(raw)
-        if where is not None:
-            raise tool.invalid("must be Unicode text without lone surrogates", field=where)
-        return tool.check_input(raw), view
-
-    async def _pre_call(
-        self,
-        tool: RegisteredTool,
-        ref: ToolReference,
-        scope: CallScope,
-        tool_input: dict[str, Any],
-        view: ResultView | None,
-        pinned: ResultView | None,
-    ) -> tuple[dict[str, Any], ResultView | None]:
-        for hook in self._hooks:
-            patch = await hook(event(PRE_CALL, ref, scope.session_id, tool_input=tool_input))
-            if not patch:
-                continue
-            if patch.get("deny"):
-                reason = str(patch.get("deny_reason") or "no reason given")
-                raise ToolDenied(
-                    tool.id,
-                    f'tool "{tool.id}" call denied by a hook: {reason}',
-                    reason=Reason.HOOK_DENIED,
-                )
-            if "tool_input" in patch:
-                tool_input, view = self._checked_input(tool, patch["tool_input"])
-                if pinned is not None and view is not pinned:
-                    raise ResultViewPinned(tool.id, pinned.value)
-        return tool_input, view
 
     def _bind_scope(
         self, tool: RegisteredTool, scope: CallScope, tool_input: dict[str, Any]
@@ -213,37 +222,42 @@ class Dispatcher:
         started = time.perf_counter()
         tool = self.registry.get(tool_id)
         self._authorize(tool, scope)
-        checked, view = self._checked_input(tool, tool_input)
-        if not self._hooks:
+        checked, view = tool.checked_input(tool_input)
+        hooks = self.hooks
+        if hooks is None or not hooks.wants(tool.id):
             return await self._run(tool, scope, checked, view, started)
-        pinned = view if (pin_view and view is not None) else None
-        ref = ToolReference(
-            tool_call_id=f"call-{secrets.token_hex(6)}",
-            tool_id=tool.id,
-            read_only=tool.risk is Risk.READ,
-            has_result_views=tool.has_views,
-            pinned_result_view=pinned,
+        call = _Hooked(tool, checked, view, view if (pin_view and view is not None) else None)
+        subject = CallSubject(
+            ToolReference(
+                tool_call_id=f"call-{secrets.token_hex(6)}",
+                tool_id=tool.id,
+                read_only=tool.risk is Risk.READ,
+                has_result_views=tool.has_views,
+                pinned_result_view=call.pinned,
+            ),
+            hooks.caller(scope.session_id),
         )
-        checked, view = await self._pre_call(tool, ref, scope, checked, view, pinned)
+        await hooks.fire(PRE_CALL, subject, call.pre_fields, call.apply_pre)
         try:
-            result = await self._run(tool, scope, checked, view, started)
+            call.result = await self._run(tool, scope, call.tool_input, call.view, started)
         except ToolError as error:
-            payload = error.payload(redact=False)
-            await self._emit(
-                event(POST_ERROR, ref, scope.session_id, tool_input=checked, error=payload)
-            )
+            call.error = error
+            await hooks.fire(POST_ERROR, subject, call.error_fields, call.apply_error)
             raise
-        await self._emit(
-            event(
-                POST_CALL,
-                ref,
-                scope.session_id,
-                tool_input=checked,
-                result_view=view.value if view is not None else None,
-                tool_result=result.envelope(),
-            )
-        )
-        return result
+
+        async def apply_post(patch: Patch) -> None:
+            assert call.result is not None
+            result = call.result
+            if patch.tool_result is not None:
+                structured = patch.tool_result["structured"]
+                preview = patch.tool_result.get("preview") or _preview(tool, structured)
+                result = await self._package(tool, scope, structured, call.view, started, preview)
+            if patch.title is not None:
+                result = replace(result, title=patch.title)
+            call.result = result
+
+        await hooks.fire(POST_CALL, subject, call.post_fields, apply_post)
+        return call.result
 
     async def _run(
         self,
@@ -259,41 +273,36 @@ class Dispatcher:
             record = await tool.definition.handler(
                 ToolCall(CallInfo(tool.id, scope), self.services), without_selector(bound)
             )
-            return await self._finish(tool, scope, record, view, started)
+            structured = (
+                project(record, tool.views.mask)
+                if tool.views is not None and view is ResultView.COMPACT
+                else record
+            )
+            return await self._package(tool, scope, structured, view, started)
         except Exception as exc:
             error = _as_tool_error(tool.id, exc)
             if error is exc:
                 raise
             raise error from exc
 
-    async def _emit(self, payload: dict[str, Any]) -> None:
-        for hook in self._hooks:
-            try:
-                await hook(payload)
-            except Exception:  # an observer must not turn a finished call into a failure
-                log.exception("hook failed on %s", payload["event"])
-
-    async def _finish(
+    async def _package(
         self,
         tool: RegisteredTool,
         scope: CallScope,
-        record: dict[str, Any],
+        structured: dict[str, Any],
         view: ResultView | None,
         started: float,
+        preview: str | None = None,
     ) -> ToolResult:
+        """The envelope of ``structured``, within the result budget."""
         defn = tool.definition
-        structured = (
-            project(record, tool.views.mask)
-            if tool.views is not None and view is ResultView.COMPACT
-            else record
-        )
         data = jsonutil.dumps(structured)
         budget = defn.max_result_bytes or self.services.settings.max_result_bytes
         if defn.budget_exempt or len(data) <= budget:
             return ToolResult(
                 tool_id=tool.id,
                 structured=structured,
-                preview=defn.preview(structured),
+                preview=preview if preview is not None else defn.preview(structured),
                 view=view,
                 structured_json=data,
                 duration_ms=(time.perf_counter() - started) * 1000,
@@ -344,6 +353,15 @@ class Dispatcher:
             truncated=True,
             artifacts=(ref,),
         )
+
+
+def _preview(tool: RegisteredTool, structured: dict[str, Any]) -> str:
+    """The tool's preview of a result; a result a hook replaced may not have the shape the
+    tool's preview reads, and then gets the generic one."""
+    try:
+        return tool.definition.preview(structured)
+    except (KeyError, TypeError, IndexError, AttributeError):
+        return ", ".join(sorted(structured))
 
 
 def _as_tool_error(tool_id: str, exc: Exception) -> ToolError:

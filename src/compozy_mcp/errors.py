@@ -16,6 +16,8 @@ invent errors; each maps these in one place: ``api/responses.py`` (HTTP status a
     │   │   └── ResultViewNotAccepted   the selector was sent to a single-result tool
     │   ├── ToolDenied                  tool_denied / permission_denied, scope_mismatch, ...
     │   │   ├── ResultViewPinned        a hook changed the view a Loop node pinned
+    │   │   ├── HookDenied              a tool.pre_call hook refused the call (exit 2, deny)
+    │   │   ├── HookFailed              a hook with on_error: deny failed, timed out ...
     │   │   ├── SpawnRefused            spawn budget, depth, TTL or policy exceeded
     │   │   └── SessionEnded            the calling session is stopped, archived or expired
     │   ├── ToolConflict                tool_conflict / session_stopped, ttl_expired, ...
@@ -212,6 +214,39 @@ class ResultViewPinned(ToolDenied):
             f'tool "{tool_id}" result view is pinned to "{pinned}" by the caller',
             reason=Reason.RESULT_VIEW_PINNED,
         )
+
+
+#: characters of a hook's own reason (its stderr, its deny_reason) a denial message quotes
+HOOK_REASON_CHARS = 500
+
+
+class HookDenied(ToolDenied):
+    """A ``tool.pre_call`` hook refused the call: it exited with the deny code, returned
+    ``{"deny": true}``, or patched the tool id (which no hook may change)."""
+
+    def __init__(self, tool_id: str, hook_id: str, because: str) -> None:
+        because = " ".join(because.split())[:HOOK_REASON_CHARS] or "no reason given"
+        super().__init__(
+            tool_id,
+            f'tool "{tool_id}" call denied by hook "{hook_id}": {because}',
+            reason=Reason.HOOK_DENIED,
+            details={"hook_id": hook_id},
+        )
+        self.hook_id = hook_id
+
+
+class HookFailed(ToolDenied):
+    """A ``tool.pre_call`` hook whose ``on_error`` is ``deny`` failed (exited with an error,
+    timed out, printed something that is not a patch), so the call does not run."""
+
+    def __init__(self, tool_id: str, hook_id: str, failure: str) -> None:
+        super().__init__(
+            tool_id,
+            f'tool "{tool_id}" call denied: hook "{hook_id}" {failure} and its on_error is "deny"',
+            reason=Reason.HOOK_FAILED,
+            details={"hook_id": hook_id},
+        )
+        self.hook_id = hook_id
 
 
 class SpawnRefused(ToolDenied):

@@ -21,6 +21,8 @@ class Reason(StrEnum):
     SESSION_NOT_IN_SCOPE = "session_not_in_scope"
     SESSION_ENDED = "session_ended"
     HOOK_DENIED = "hook_denied"
+    HOOK_FAILED = "hook_failed"
+    OPERATOR_ONLY = "operator_only"
     RESULT_VIEW_PINNED = "result_view_pinned"
     HANDLER_FAILED = "handler_failed"
     ARTIFACT_WRITE_FAILED = "artifact_write_failed"
@@ -54,6 +56,11 @@ class Reason(StrEnum):
     TOOL_NOT_FOUND = "tool_not_found"
     ARTIFACT_NOT_FOUND = "artifact_not_found"
     SKILL_INVALID = "skill_invalid"
+    HOOK_NOT_FOUND = "hook_not_found"
+    # --- hooks ------------------------------------------------------------------------------
+    HOOK_EXISTS = "hook_exists"
+    HOOK_READ_ONLY = "hook_read_only"
+    HOOK_INVALID = "hook_invalid"
     # --- Host API requests ------------------------------------------------------------------
     REQUEST_INVALID = "request_invalid"
     WORKSPACE_INVALID = "workspace_invalid"
@@ -112,4 +119,5 @@ NOT_FOUND_BY_KIND: dict[str, Reason] = {
     "skill": Reason.SKILL_NOT_FOUND,
     "tool": Reason.TOOL_NOT_FOUND,
     "artifact": Reason.ARTIFACT_NOT_FOUND,
+    "hook": Reason.HOOK_NOT_FOUND,
 }

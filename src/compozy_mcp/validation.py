@@ -368,6 +368,8 @@ def _problem(error: ValidationError, unknown: str) -> tuple[str, str]:
         return where, f"must be at least {value}"
     if kind == "maximum":
         return where, f"must be at most {value}"
+    if kind == "exclusiveMinimum":
+        return where, f"must be greater than {value}"
     if kind == "pattern" and value == NOT_BLANK:
         return where, "must not be blank"
     if kind == "pattern" and value == ABSOLUTE_PATH:

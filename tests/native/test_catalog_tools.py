@@ -29,6 +29,8 @@ TOOLS_WITH_VIEWS = {
     "compozy__skill_list",
     "compozy__skill_search",
     "compozy__tool_list",
+    "compozy__hooks_list",
+    "compozy__hooks_runs",
 }
 SINGLE_RESULT = {
     "compozy__session_delete",
@@ -36,6 +38,14 @@ SINGLE_RESULT = {
     "compozy__tool_search",
     "compozy__skill_view",
     "compozy__tool_artifact_read",
+    "compozy__hooks_events",
+    "compozy__hooks_info",
+    "compozy__hooks_create",
+    "compozy__hooks_update",
+    "compozy__hooks_enable",
+    "compozy__hooks_disable",
+    "compozy__hooks_delete",
+    "compozy__hooks_test",
 }
 
 
@@ -136,6 +146,7 @@ async def test_tool_list_filters_and_pages(call: Caller) -> None:
         "compozy__session_delete",
         "compozy__session_stop",
         "compozy__session_rewind",
+        "compozy__hooks_delete",
     }
 
 

@@ -18,6 +18,7 @@ from compozy_mcp.calls import CallScope
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.config import Settings
 from compozy_mcp.errors import ResourceNotFound, ToolConflict
+from compozy_mcp.store.base import HookRunQuery, HookRunRow
 
 pytestmark = pytest.mark.anyio
 
@@ -132,6 +133,39 @@ async def test_delete_removes_the_session_its_descendants_transcripts_and_artifa
         assert reader.transcript(child) == []
         assert reader.artifact(uri) is None
         assert reader.session(keeper) is not None
+
+
+def _hook_run(session_id: str | None) -> HookRunRow:
+    return HookRunRow(
+        hook_id="audit",
+        event="tool.post_call",
+        tool_id="compozy__session_status",
+        tool_call_id=f"call-{session_id}",
+        session_id=session_id,
+        started_at="2026-01-01T00:00:00Z",
+        duration_ms=1.0,
+        outcome="ok",
+        decision="none",
+        patch_applied=False,
+        detail=None,
+        exit_code=0,
+        stderr_tail="the prompt was: secret",
+    )
+
+
+async def test_delete_removes_the_hook_runs_of_the_deleted_sessions_calls(
+    file_app: App, fcall: Caller
+) -> None:
+    doomed = (await fcall.create())["id"]
+    keeper = (await fcall.create())["id"]
+    with file_app.store.write() as writer:
+        for caller in (doomed, keeper, None):
+            writer.add_hook_run(_hook_run(caller), failed=False)
+    await fcall("compozy__session_archive", {"session_id": doomed})
+    await fcall("compozy__session_delete", {"session_id": doomed})
+    with file_app.store.read() as reader:
+        kept = reader.hook_runs(HookRunQuery(hook_id="audit"))
+    assert sorted(str(run.session_id) for run in kept) == sorted([keeper, "None"])
 
 
 async def test_the_database_size_returns_after_deleting_and_vacuuming(

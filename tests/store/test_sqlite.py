@@ -28,7 +28,7 @@ from compozy_mcp.store.base import (
     StaleWrite,
     WorkspaceRow,
 )
-from compozy_mcp.store.migrations import LATEST_VERSION
+from compozy_mcp.store.migrations import LATEST_VERSION, MIGRATIONS
 
 NOW = "2026-11-10T14:02:11Z"
 COMPOZY = Path(sys.executable).parent / "compozy"
@@ -106,7 +106,7 @@ def test_reopening_a_file_store_keeps_data_and_does_not_rerun_migrations(tmp_pat
         with reopened.read() as reader:
             assert reader.workspace("ws_kept") == _workspace("ws_kept")
     assert _migration_rows(path) == before
-    assert [version for version, _ in before] == list(range(1, LATEST_VERSION + 1))
+    assert [version for version, _ in before] == [m.version for m in MIGRATIONS]
 
 
 def _migration_rows(path: Path) -> list[tuple[int, str]]:

@@ -67,7 +67,11 @@ ERROR = obj(
 ARTIFACT = obj({"uri": STRING, "mime_type": STRING, "bytes": {"type": "integer"}, "sha256": STRING})
 ENVELOPE = obj(
     {"structured": OPEN_OBJECT, "preview": STRING},
-    {"truncated": {"type": "boolean", "const": True}, "artifacts": array(ARTIFACT)},
+    {
+        "truncated": {"type": "boolean", "const": True},
+        "artifacts": array(ARTIFACT),
+        "title": {"type": "string", "description": "A title a tool.post_call hook gave."},
+    },
 )
 
 

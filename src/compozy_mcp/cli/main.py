@@ -29,6 +29,7 @@ COMMAND_MODULES = {
     "mcp": "mcp",
     "catalog": "release_note",
     "store": "store",
+    "hooks": "hooks",
 }
 
 

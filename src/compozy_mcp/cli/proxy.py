@@ -134,7 +134,17 @@ def _in_process(args: argparse.Namespace, context: Context) -> int:
             upstreams=upstreams,
             discovery=Discovery(args.discovery),
         )
-        _serve(args, context, proxy.server, running(upstreams))
+        holding = running(upstreams)
+
+        @contextlib.asynccontextmanager
+        async def serving() -> AsyncIterator[None]:
+            try:
+                async with holding() if holding is not None else contextlib.nullcontext():
+                    yield
+            finally:
+                await app.hooks.drain()  # async hooks and run records finish first
+
+        _serve(args, context, proxy.server, serving)
     return EXIT_OK
 
 

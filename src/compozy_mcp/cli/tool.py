@@ -17,8 +17,23 @@ from compozy_mcp.reasons import Reason
 DESCRIPTION_WIDTH = 72
 
 
-def _read_input(tool_id: str, text: str) -> Any:
-    source = "--input"
+def read_json_object(tool_id: str, text: str, option: str = "--input") -> dict[str, Any]:
+    """A JSON object from an option: inline, ``@FILE``, or ``-`` for stdin. A bad one is the
+    tool's input error (reason ``input_not_json``), so that in-process and remote calls fail
+    alike."""
+    value, source = _read_json(tool_id, text, option)
+    if not isinstance(value, dict):
+        raise bad_input(tool_id, f"{source} must be a JSON object, not {_json_kind(value)}")
+    return value
+
+
+def read_json(tool_id: str, text: str, option: str = "--input") -> Any:
+    """Any JSON value from an option (inline, ``@FILE`` or ``-``)."""
+    return _read_json(tool_id, text, option)[0]
+
+
+def _read_json(tool_id: str, text: str, option: str) -> tuple[Any, str]:
+    source = option
     if text == "-":
         text, source = sys.stdin.read(), "standard input"
     elif text.startswith("@"):
@@ -27,16 +42,12 @@ def _read_input(tool_id: str, text: str) -> Any:
             with open(path, encoding="utf-8") as handle:
                 text = handle.read()
         except OSError as exc:
-            raise _bad_input(tool_id, f"cannot read {path}: {exc.strerror}") from None
+            raise bad_input(tool_id, f"cannot read {path}: {exc.strerror}") from None
         source = path
     try:
-        value = jsonutil.loads_request(text)
+        return jsonutil.loads_request(text), source
     except ValueError as exc:
-        raise _bad_input(tool_id, f"{source} is not valid JSON: {exc}") from None
-    if not isinstance(value, dict):
-        # Checked here, not by the daemon, so that in-process and remote calls fail alike.
-        raise _bad_input(tool_id, f"{source} must be a JSON object, not {_json_kind(value)}")
-    return value
+        raise bad_input(tool_id, f"{source} is not valid JSON: {exc}") from None
 
 
 def _json_kind(value: Any) -> str:
@@ -49,7 +60,7 @@ def _json_kind(value: Any) -> str:
     return "a string" if isinstance(value, str) else "an array"
 
 
-def _bad_input(tool_id: str, detail: str) -> ToolInvalidInput:
+def bad_input(tool_id: str, detail: str) -> ToolInvalidInput:
     return ToolInvalidInput(tool_id, f'tool "{tool_id}" {detail}', reason=Reason.INPUT_NOT_JSON)
 
 
@@ -67,7 +78,7 @@ def _call(
 
 
 def invoke(args: argparse.Namespace, context: Context) -> int:
-    tool_input = _read_input(args.tool_id, args.input)
+    tool_input = read_json_object(args.tool_id, args.input)
     envelope = _call(context, args.tool_id, tool_input, session=args.session)
     if args.output == "json":
         _print_json({"result": envelope})

@@ -174,5 +174,7 @@ class LocalHost:
         return self._mcp_servers.listing()
 
     async def aclose(self) -> None:
+        # async hooks and run records of this process's calls finish before it ends
+        await self.app.hooks.drain()
         if self._owns_app:
             self.app.close()

@@ -2,23 +2,43 @@
 
 from __future__ import annotations
 
-from compozy_mcp.native.registry import Risk, ToolDefinition, ToolRegistry
+import functools
+
+from compozy_mcp.native.registry import RegisteredTool, Risk, ToolDefinition, ToolRegistry, register
 
 
 def native_tools() -> list[ToolDefinition]:
     """Every native tool, in catalog order."""
     from compozy_mcp.native.artifact_tools import artifact_tools
     from compozy_mcp.native.contract_tools import contract_tools
+    from compozy_mcp.native.hook_tools import hook_tools
     from compozy_mcp.native.session_tools import session_tools
     from compozy_mcp.native.skill_tools import skill_tools
 
-    return [*session_tools(), *contract_tools(), *skill_tools(), *artifact_tools()]
+    return [
+        *session_tools(),
+        *contract_tools(),
+        *skill_tools(),
+        *artifact_tools(),
+        *hook_tools(),
+    ]
+
+
+@functools.cache
+def _registered_native_tools() -> tuple[RegisteredTool, ...]:
+    """The native tools, registered once per process. Registration is pure (the same
+    definitions give the same contracts; nothing changes a registered tool) and costs tens of
+    milliseconds (schema digests, view contracts), which every app, in every CLI command and
+    every test, would otherwise pay again."""
+    return tuple(register(definition) for definition in native_tools())
 
 
 def build_registry(extra: list[ToolDefinition] | None = None) -> ToolRegistry:
     """A registry of the native tools (and ``extra`` ones); raises on any invalid tool."""
     registry = ToolRegistry()
-    for definition in [*native_tools(), *(extra or [])]:
+    for tool in _registered_native_tools():
+        registry.add_registered(tool)
+    for definition in extra or []:
         registry.add(definition)
     return registry
 

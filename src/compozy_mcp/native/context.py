@@ -28,6 +28,39 @@ class ToolCatalog(Protocol):
     def search(self, query: str, scope: CallScope, limit: int) -> list[dict[str, Any]]: ...
 
 
+class HookAdmin(Protocol):
+    """The hooks the hook tools manage (implemented above this layer, in ``hooks``).
+
+    Records are the shapes of :mod:`compozy_mcp.native.hook_schema`; a hook that does not
+    exist is a :class:`~compozy_mcp.errors.ResourceNotFound` of kind ``hook``.
+    """
+
+    async def list(self, call: CallInfo, event: str | None) -> dict[str, Any]:
+        """``{"hooks": [...], "problems": [...]}``: every hook, and what could not be loaded."""
+        ...
+
+    async def info(self, call: CallInfo, hook_id: str) -> dict[str, Any]: ...
+
+    async def create(self, call: CallInfo, definition: dict[str, Any]) -> dict[str, Any]: ...
+
+    async def update(
+        self, call: CallInfo, hook_id: str, changes: dict[str, Any]
+    ) -> dict[str, Any]: ...
+
+    async def set_enabled(self, call: CallInfo, hook_id: str, enabled: bool) -> dict[str, Any]: ...
+
+    async def delete(self, call: CallInfo, hook_id: str) -> dict[str, Any]: ...
+
+    async def runs(self, call: CallInfo, filters: dict[str, Any]) -> dict[str, Any]:
+        """``{"runs": [...], "next_cursor"?}``, newest first; a managed session sees the runs of
+        calls made by itself and its descendants only."""
+        ...
+
+    async def test(self, call: CallInfo, request: dict[str, Any]) -> dict[str, Any]:
+        """Run one hook once on a payload, apply nothing, call no tool; what it decided."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Services:
     settings: Settings
@@ -35,6 +68,7 @@ class Services:
     skills: SkillService
     artifacts: ArtifactService
     catalog: ToolCatalog
+    hooks: HookAdmin
 
 
 @dataclass(frozen=True, slots=True)

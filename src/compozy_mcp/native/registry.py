@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 from compozy_mcp.errors import ToolInvalidInput, ToolNotFound, ToolRegistrationError
 from compozy_mcp.jsonutil import schema_digest
 from compozy_mcp.reasons import Reason
-from compozy_mcp.validation import InputCheck
-from compozy_mcp.views import SELECTOR_FIELD, CompiledViews, ViewSpec, compile_views
-from compozy_mcp.views.selector import SELECTOR_SCHEMA
+from compozy_mcp.validation import InputCheck, lone_surrogate_at
+from compozy_mcp.views import SELECTOR_FIELD, CompiledViews, ResultView, ViewSpec, compile_views
+from compozy_mcp.views.selector import SELECTOR_SCHEMA, select_view
 
 if TYPE_CHECKING:
     from compozy_mcp.native.context import ToolCall
@@ -113,10 +113,34 @@ class RegisteredTool:
     def check_input(self, tool_input: dict[str, Any]) -> dict[str, Any]:
         """The input as handlers see it (integral floats made ints); raises
         :class:`ToolInvalidInput` naming the field, if it breaks the schema."""
+        where = lone_surrogate_at(tool_input)
+        if where is not None:
+            raise self.invalid("must be Unicode text without lone surrogates", field=where)
         checked: dict[str, Any] = self.input_check.check(
             self.id, tool_input, code=self.definition.input_error_code
         )
         return checked
+
+    def object_input(self, raw: Any) -> dict[str, Any]:
+        """``raw`` if it is an object (``None`` is ``{}``), else the input error."""
+        if raw is None:
+            return {}
+        if not isinstance(raw, dict):
+            raise self.invalid("input must be a JSON object")
+        return raw
+
+    def selected_view(self, tool_input: Mapping[str, Any]) -> ResultView | None:
+        """The view an input selects (``None``: a single-result tool); the selector's errors
+        come first (spec, Errors rows 1-3)."""
+        code = self.definition.input_error_code
+        return select_view(self.id, self.has_views, tool_input, input_error_code=code)
+
+    def checked_input(self, raw: Any) -> tuple[dict[str, Any], ResultView | None]:
+        """An input as a call takes it: an object, the selector checked first, then the rest
+        of the schema; with the view it selects."""
+        tool_input = self.object_input(raw)
+        view = self.selected_view(tool_input)
+        return self.check_input(tool_input), view
 
     def invalid(self, message: str, *, field: str | None = None) -> ToolInvalidInput:
         code = self.definition.input_error_code
@@ -207,15 +231,22 @@ class ToolRegistry:
         self._tools: dict[str, RegisteredTool] = {}
 
     def add(self, defn: ToolDefinition) -> RegisteredTool:
-        if defn.id in self._tools:
+        self._refuse_duplicate(defn.id)
+        return self.add_registered(register(defn))
+
+    def add_registered(self, tool: RegisteredTool) -> RegisteredTool:
+        """A tool registered already (shared between registries: nothing changes one)."""
+        self._refuse_duplicate(tool.id)
+        self._tools[tool.id] = tool
+        return tool
+
+    def _refuse_duplicate(self, tool_id: str) -> None:
+        if tool_id in self._tools:
             raise ToolRegistrationError(
-                defn.id,
+                tool_id,
                 "a tool with this id is already registered",
                 reason=Reason.TOOL_ID_DUPLICATE,
             )
-        tool = register(defn)
-        self._tools[defn.id] = tool
-        return tool
 
     def get(self, tool_id: str) -> RegisteredTool:
         tool = self._tools.get(tool_id)

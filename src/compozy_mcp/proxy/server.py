@@ -64,6 +64,8 @@ RESERVED_META = "io.modelcontextprotocol/"
 #: ``_meta`` keys of truncated results
 META_ARTIFACTS = "compozy.dev/artifacts"
 META_READ_TOOL = "compozy.dev/read_tool"
+#: ``_meta`` key of the title a tool.post_call hook gave a result
+META_TITLE = "compozy.dev/title"
 
 
 def call_result(result: ToolResult) -> CallToolResult:
@@ -74,6 +76,8 @@ def call_result(result: ToolResult) -> CallToolResult:
             META_ARTIFACTS: [ref.payload() for ref in result.artifacts],
             META_READ_TOOL: result.structured["read_tool"],
         }
+    if result.title is not None:
+        meta = {**(meta or {}), META_TITLE: result.title}
     return CallToolResult(
         content=[TextContent(text=result.structured_json.decode())],
         structured_content=result.structured,

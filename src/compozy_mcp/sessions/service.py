@@ -34,7 +34,7 @@ from compozy_mcp.sessions.binding import RuntimeBinding
 from compozy_mcp.sessions.events import SessionEvents
 from compozy_mcp.sessions.ledger import Fences, Record, SessionLedger
 from compozy_mcp.sessions.lifecycle import Lifecycle, SessionFilter, SessionPage
-from compozy_mcp.sessions.model import PermissionPolicy, Selection
+from compozy_mcp.sessions.model import PermissionPolicy, Selection, SessionState
 from compozy_mcp.sessions.runtime import RuntimeDriver, checked_selection
 from compozy_mcp.sessions.spawning import Spawner, SpawnRequest
 from compozy_mcp.sessions.workspaces import Workspaces
@@ -93,6 +93,25 @@ class Sessions:
     def policy(self, session_id: str) -> PermissionPolicy | None:
         """A session's permission policy (cached: policies never change)."""
         return self.access.policy(session_id)
+
+    def caller(self, session_id: str) -> tuple[SessionState, WorkspaceRow | None] | None:
+        """A calling session's state and workspace, read as they are (no TTL handling: this
+        describes a call being made, it does not act on the session); ``None`` if unknown."""
+        with self.ledger.store.read() as reader:
+            row = reader.session(session_id)
+            if row is None:
+                return None
+            return self.ledger.read_state(row), reader.workspace(row.workspace_id)
+
+    def lineage_below(self, session_id: str) -> list[str]:
+        """``session_id`` and all its descendants (children, their children, ...)."""
+        found = [session_id]
+        with self.ledger.store.read() as reader:
+            level = [session_id]
+            while level:
+                level = [child.session_id for child in reader.child_summaries(level)]
+                found += level
+        return found
 
     def transcript(self, call: CallInfo, session_id: str) -> list[TranscriptTurn]:
         with self.ledger.store.read() as reader:

@@ -129,6 +129,61 @@ class StoreSize:
         return self.database + self.wal
 
 
+@dataclass(frozen=True, slots=True)
+class HookRow:
+    """A hook made through the tools (hooks in files are not stored): its definition."""
+
+    id: str
+    definition: dict[str, Any]
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class HookRunRow:
+    """One run of one hook, as the run log keeps it."""
+
+    hook_id: str
+    event: str
+    tool_id: str
+    tool_call_id: str
+    session_id: str | None
+    started_at: str
+    duration_ms: float
+    outcome: str
+    decision: str
+    patch_applied: bool
+    detail: str | None
+    exit_code: int | None
+    stderr_tail: str
+    patch: dict[str, Any] | None = None
+    seq: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class HookStatsRow:
+    """How a hook's runs went, counted over all its runs (the log itself keeps the latest)."""
+
+    hook_id: str
+    runs: int
+    failed: int
+    last_outcome: str
+    last_run_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class HookRunQuery:
+    hook_id: str | None = None
+    event: str | None = None
+    tool_call_id: str | None = None
+    #: only runs of calls made by one of these sessions (``None``: any caller)
+    session_ids: Sequence[str] | None = None
+    outcomes: Sequence[str] | None = None
+    #: keyset pagination: only runs recorded before this sequence number (newest first)
+    before_seq: int | None = None
+    limit: int = 50
+
+
 class StaleWrite(Exception):
     """A compare-and-swap lost: the row changed since it was read."""
 
@@ -190,6 +245,21 @@ class StoreReader(ABC):
     def subtree(self, session_id: str) -> list[str]:
         """``session_id`` and every descendant, the session first."""
 
+    @abstractmethod
+    def hooks(self) -> list[HookRow]:
+        """Stored hooks, oldest first."""
+
+    @abstractmethod
+    def hook_runs(self, query: HookRunQuery) -> list[HookRunRow]:
+        """Runs, newest first."""
+
+    @abstractmethod
+    def hook_stats(self) -> list[HookStatsRow]: ...
+
+
+#: runs the hook run log keeps (older ones are dropped; statistics keep counting them)
+HOOK_RUNS_KEPT = 10_000
+
 
 class StoreWriter(StoreReader):
     @abstractmethod
@@ -225,6 +295,19 @@ class StoreWriter(StoreReader):
     @abstractmethod
     def delete_sessions(self, session_ids: Sequence[str]) -> DeletedCounts:
         """Delete sessions with their transcripts, and the artifacts only they stored."""
+
+    @abstractmethod
+    def put_hook(self, row: HookRow) -> None:
+        """Insert or replace a stored hook."""
+
+    @abstractmethod
+    def delete_hook(self, hook_id: str) -> bool:
+        """Delete a stored hook and its statistics; whether it existed."""
+
+    @abstractmethod
+    def add_hook_run(self, row: HookRunRow, *, failed: bool) -> None:
+        """Append a run to the log and count it in the hook's statistics; the log keeps the
+        latest runs only (:data:`HOOK_RUNS_KEPT`)."""
 
 
 class Store(ABC):

@@ -87,6 +87,46 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX transcript_turns_by_session ON transcript_turns(session_id);
         """,
     ),
+    # Version 3 is kept for the agent runtime; a gap is fine (migrations apply in order,
+    # each once, by the set of versions applied).
+    Migration(
+        4,
+        "hooks, hook runs and per-hook run statistics",
+        """
+        CREATE TABLE hooks (
+            id TEXT PRIMARY KEY,
+            doc TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE hook_runs (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            hook_id TEXT NOT NULL,
+            event TEXT NOT NULL,
+            tool_id TEXT NOT NULL,
+            tool_call_id TEXT NOT NULL,
+            session_id TEXT,
+            started_at TEXT NOT NULL,
+            duration_ms REAL NOT NULL,
+            outcome TEXT NOT NULL,
+            decision TEXT NOT NULL,
+            patch_applied INTEGER NOT NULL,
+            detail TEXT,
+            exit_code INTEGER,
+            stderr_tail TEXT NOT NULL,
+            patch TEXT
+        );
+        CREATE INDEX hook_runs_by_hook ON hook_runs(hook_id, seq);
+        CREATE INDEX hook_runs_by_call ON hook_runs(tool_call_id);
+        CREATE TABLE hook_stats (
+            hook_id TEXT PRIMARY KEY,
+            runs INTEGER NOT NULL,
+            failed INTEGER NOT NULL,
+            last_outcome TEXT NOT NULL,
+            last_run_at TEXT NOT NULL
+        );
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -30,9 +30,14 @@ from compozy_mcp.clock import SystemClock, timestamp
 from compozy_mcp.errors import StoreBusy, StoreError
 from compozy_mcp.reasons import Reason
 from compozy_mcp.store.base import (
+    HOOK_RUNS_KEPT,
     ArtifactRow,
     ChildSummary,
     DeletedCounts,
+    HookRow,
+    HookRunQuery,
+    HookRunRow,
+    HookStatsRow,
     ProfileRow,
     SessionQuery,
     SessionRow,
@@ -58,6 +63,21 @@ _SESSION_COLUMNS = (
     "seq, id, workspace_id, profile_id, parent_session_id, root_session_id, agent_name, state, "
     "archived_at, ttl_expires_at, created_at, updated_at, version, doc"
 )
+
+
+_RUN_COLUMNS = (
+    "seq, hook_id, event, tool_id, tool_call_id, session_id, started_at, duration_ms, outcome, "
+    "decision, patch_applied, detail, exit_code, stderr_tail, patch"
+)
+#: how often (in runs) the run log drops what it no longer keeps
+_PRUNE_EVERY = 100
+
+
+def _hook_run(row: sqlite3.Row) -> HookRunRow:
+    fields = dict(row)
+    fields["patch_applied"] = bool(fields["patch_applied"])
+    fields["patch"] = jsonutil.loads(fields["patch"]) if fields["patch"] is not None else None
+    return HookRunRow(**fields)
 
 
 def _session(row: sqlite3.Row) -> SessionRow:
@@ -260,6 +280,44 @@ class _SQLiteReader(StoreReader):
         )
         return [row["id"] for row in rows]
 
+    def hooks(self) -> list[HookRow]:
+        rows = self._conn.execute(
+            "SELECT id, doc, created_at, updated_at FROM hooks ORDER BY created_at, rowid"
+        )
+        return [
+            HookRow(row["id"], jsonutil.loads(row["doc"]), row["created_at"], row["updated_at"])
+            for row in rows
+        ]
+
+    def hook_runs(self, query: HookRunQuery) -> list[HookRunRow]:
+        where: list[str] = []
+        params: list[Any] = []
+        for column, value in (
+            ("hook_id", query.hook_id),
+            ("event", query.event),
+            ("tool_call_id", query.tool_call_id),
+        ):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        for column, values in (("session_id", query.session_ids), ("outcome", query.outcomes)):
+            if values is not None:
+                where.append(f"{column} IN ({','.join('?' * len(values)) or 'NULL'})")
+                params.extend(values)
+        if query.before_seq is not None:
+            where.append("seq < ?")
+            params.append(query.before_seq)
+        params.append(query.limit)
+        condition = f"WHERE {' AND '.join(where)} " if where else ""
+        sql = f"SELECT {_RUN_COLUMNS} FROM hook_runs {condition}ORDER BY seq DESC LIMIT ?"
+        return [_hook_run(row) for row in self._conn.execute(sql, params)]
+
+    def hook_stats(self) -> list[HookStatsRow]:
+        rows = self._conn.execute(
+            "SELECT hook_id, runs, failed, last_outcome, last_run_at FROM hook_stats"
+        )
+        return [HookStatsRow(**dict(row)) for row in rows]
+
 
 class _SQLiteWriter(_SQLiteReader, StoreWriter):
     def insert_workspace(self, row: WorkspaceRow) -> None:
@@ -362,6 +420,8 @@ class _SQLiteWriter(_SQLiteReader, StoreWriter):
             turns += self._conn.execute(
                 f"DELETE FROM transcript_turns WHERE session_id IN ({marks})", part
             ).rowcount
+            # hook runs carry a call's stderr and patches: they go with the session
+            self._conn.execute(f"DELETE FROM hook_runs WHERE session_id IN ({marks})", part)
             orphans = [
                 row["uri"]
                 for row in self._conn.execute(
@@ -380,6 +440,51 @@ class _SQLiteWriter(_SQLiteReader, StoreWriter):
                 f"DELETE FROM sessions WHERE id IN ({marks})", part
             ).rowcount
         return DeletedCounts(sessions, turns, artifacts)
+
+    def put_hook(self, row: HookRow) -> None:
+        self._conn.execute(
+            "INSERT INTO hooks (id, doc, created_at, updated_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, updated_at = excluded.updated_at",
+            (row.id, jsonutil.dumps(row.definition).decode(), row.created_at, row.updated_at),
+        )
+
+    def delete_hook(self, hook_id: str) -> bool:
+        deleted = self._conn.execute("DELETE FROM hooks WHERE id = ?", (hook_id,)).rowcount
+        self._conn.execute("DELETE FROM hook_stats WHERE hook_id = ?", (hook_id,))
+        return deleted == 1
+
+    def add_hook_run(self, row: HookRunRow, *, failed: bool) -> None:
+        cursor = self._conn.execute(
+            "INSERT INTO hook_runs (hook_id, event, tool_id, tool_call_id, session_id, "
+            "started_at, duration_ms, outcome, decision, patch_applied, detail, exit_code, "
+            "stderr_tail, patch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                row.hook_id,
+                row.event,
+                row.tool_id,
+                row.tool_call_id,
+                row.session_id,
+                row.started_at,
+                row.duration_ms,
+                row.outcome,
+                row.decision,
+                int(row.patch_applied),
+                row.detail,
+                row.exit_code,
+                row.stderr_tail,
+                jsonutil.dumps(row.patch).decode() if row.patch is not None else None,
+            ),
+        )
+        self._conn.execute(
+            "INSERT INTO hook_stats (hook_id, runs, failed, last_outcome, last_run_at) "
+            "VALUES (?, 1, ?, ?, ?) ON CONFLICT (hook_id) DO UPDATE SET runs = runs + 1, "
+            "failed = failed + excluded.failed, last_outcome = excluded.last_outcome, "
+            "last_run_at = excluded.last_run_at",
+            (row.hook_id, int(failed), row.outcome, row.started_at),
+        )
+        seq = int(cursor.lastrowid or 0)
+        if seq % _PRUNE_EVERY == 0:
+            self._conn.execute("DELETE FROM hook_runs WHERE seq <= ?", (seq - HOOK_RUNS_KEPT,))
 
 
 PRIVATE_DIR = 0o700
@@ -481,15 +586,18 @@ class SQLiteStore(Store):
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
             )
-            current = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] or 0
+            applied = {int(row[0]) for row in conn.execute("SELECT version FROM schema_migrations")}
+            current = max(applied, default=0)
             if current > LATEST_VERSION:
                 raise StoreError(
                     f"the store has schema version {current}, newer than this compozy "
                     f"({LATEST_VERSION}); upgrade compozy-mcp",
                     reason=Reason.STORE_TOO_NEW,
                 )
+            # By set, not by the highest version: versions are numbered per branch, so a
+            # store may have 4 applied before a 2 merged later exists.
             for migration in MIGRATIONS:
-                if migration.version <= current:
+                if migration.version in applied:
                     continue
                 for statement in _statements(migration.sql):
                     conn.execute(statement)
