@@ -21,7 +21,9 @@ from compozy_mcp.hooks.runlog import RunLog
 from compozy_mcp.info.catalog import ToolCatalog
 from compozy_mcp.native import ToolDefinition, build_registry
 from compozy_mcp.native.context import Services
-from compozy_mcp.sessions.runtime import RecordedDriver, RuntimeDriver
+from compozy_mcp.runtime.process import Launcher
+from compozy_mcp.runtime.supervisor import AgentRuntime
+from compozy_mcp.sessions.runtime import RuntimeDriver
 from compozy_mcp.sessions.service import Sessions
 from compozy_mcp.skills import SkillService
 from compozy_mcp.store import SQLiteStore, Store
@@ -37,6 +39,15 @@ class App:
     catalog: ToolCatalog
     hooks: HookEngine
     upkeep: Upkeep
+    #: the agents this process runs (``None`` when a driver was given instead)
+    runtime: AgentRuntime | None
+
+    async def shutdown(self) -> None:
+        """Before the process ends: its agents stop (their sessions are unbound), async hooks
+        and run records finish."""
+        if self.runtime is not None:
+            await self.runtime.shutdown()
+        await self.hooks.drain()
 
     @property
     def sessions(self) -> Sessions:
@@ -58,6 +69,7 @@ def open_app(
     store: Store | None = None,
     clock: Clock | None = None,
     driver: RuntimeDriver | None = None,
+    launcher: Launcher | None = None,
     extra_tools: Sequence[ToolDefinition] = (),
     hooks: Sequence[ToolHook] = (),
 ) -> App:
@@ -69,12 +81,12 @@ def open_app(
         offload = Offload()
         registry = build_registry(list(extra_tools))
         sessions = Sessions(
-            store,
-            clock,
-            driver or RecordedDriver(),
-            offload,
-            default_workspace_path=settings.default_workspace_path,
+            store, clock, offload, default_workspace_path=settings.default_workspace_path
         )
+        runtime = None
+        if driver is None:
+            driver = runtime = AgentRuntime(sessions, settings, offload, launcher)
+        sessions.driver = driver
         catalog = ToolCatalog(registry, sessions)
         engine = HookEngine(
             HookRegistry(store, settings.home), RunLog(store, offload), sessions, clock
@@ -90,10 +102,11 @@ def open_app(
             ),
             catalog=catalog,
             hooks=HookAdminService(engine, registry, store, sessions, clock, offload),
+            agents=runtime,
         )
         dispatcher = Dispatcher(registry, services, hooks=engine)
         upkeep = Upkeep(store, sessions, services.artifacts)
     except BaseException:
         store.close()
         raise
-    return App(settings, store, services, dispatcher, catalog, engine, upkeep)
+    return App(settings, store, services, dispatcher, catalog, engine, upkeep, runtime)
