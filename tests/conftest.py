@@ -68,7 +68,7 @@ def _no_processes_for(item: pytest.Item) -> Iterator[None]:
     saved = subprocess.Popen
     saved_exec = asyncio.create_subprocess_exec
     subprocess.Popen = _NoProcesses  # type: ignore[misc]
-    asyncio.create_subprocess_exec = _no_async_process  # type: ignore[assignment]
+    asyncio.create_subprocess_exec = _no_async_process
     try:
         yield
     finally:

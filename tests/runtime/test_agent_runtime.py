@@ -36,7 +36,7 @@ async def _pending(call: Caller, sid: str) -> dict[str, Any]:
     raise AssertionError("no interaction became pending")
 
 
-# --- binding ------------------------------------------------------------------------------------
+# --- binding --------------------------------------------------------------------------------------
 
 
 async def test_runtime_set_starts_the_agent_and_records_what_it_announced(call: Caller) -> None:
@@ -135,7 +135,7 @@ async def test_an_agent_that_never_answers_initialize_times_out_with_its_stderr(
 def _with(app: App, **limits: int) -> Any:
     from dataclasses import replace
 
-    return replace(app.settings, **limits)
+    return replace(app.settings, **limits)  # type: ignore[arg-type]
 
 
 async def test_unknown_agents_and_models_are_refused_naming_what_exists(call: Caller) -> None:
@@ -259,7 +259,7 @@ async def test_a_slow_turn_is_cancelled_and_the_next_prompt_runs(call: Caller) -
     assert (await _prompt(call, sid, "after"))["summary"]["text"] == "echo: after"
 
 
-# --- permission requests ----------------------------------------------------------------------------
+# --- permission requests --------------------------------------------------------------------------
 
 
 async def test_a_permission_request_waits_for_the_operator_and_the_answer_reaches_the_agent(
@@ -323,7 +323,7 @@ async def test_an_unanswered_permission_request_is_rejected_after_the_timeout(
     assert timed_out["message"] == "Write notes.txt: unanswered after 1 s; rejected"
 
 
-# --- crashes, stops and the processes ------------------------------------------------------------------
+# --- crashes, stops and the processes -------------------------------------------------------------
 
 
 async def test_an_agent_crashing_mid_turn_fails_the_runtime_and_a_later_bind_works(
@@ -387,7 +387,7 @@ async def test_shutdown_ends_every_agent_and_unbinds_their_sessions(
     assert again["generation"] == 2
 
 
-# --- transcripts and fences ---------------------------------------------------------------------
+# --- transcripts and fences -----------------------------------------------------------------------
 
 
 async def test_clear_advances_the_epoch_and_the_new_context_starts_empty(
@@ -464,7 +464,7 @@ async def test_command_list_follows_the_agents_announcement(call: Caller) -> Non
     }
 
 
-# --- agents -----------------------------------------------------------------------------------------
+# --- agents ---------------------------------------------------------------------------------------
 
 
 async def test_agent_list_shows_built_ins_and_file_agents_with_problems(
