@@ -22,13 +22,13 @@ async def test_a_waiting_prompt_reports_its_turn_as_progress(proxy: Proxy, mode:
         sid = (await create_session(client, provider="echo"))["id"]
         seen: list[tuple[float, str | None]] = []
 
-        async def progress(done: float, total: float | None, message: str | None) -> None:
-            seen.append((done, message))
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            seen.append((progress, message))
 
         result = await client.call_tool(
             "compozy__session_prompt",
             {"session_id": sid, "prompt": "hello progress", "wait": True, "timeout_seconds": 60},
-            progress_callback=progress,
+            progress_callback=report,
         )
         turn = record(result)["turn"]
         assert (turn["status"], turn["summary"]["text"]) == ("completed", "echo: hello progress")
