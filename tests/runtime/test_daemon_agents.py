@@ -198,8 +198,15 @@ def test_the_cli_prompts_and_approves_through_the_daemon(daemon: Daemon, daemon_
     assert "agent: wrote notes.txt" in history.stdout
 
 
-@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_no_agent_process_outlives_the_daemon(daemon_home: Home, stop: int) -> None:
+@pytest.mark.parametrize(
+    ("stop", "status"),
+    [(signal.SIGTERM, 0), (signal.SIGINT, 0), (signal.SIGKILL, -signal.SIGKILL)],
+    ids=["SIGTERM", "SIGINT", "SIGKILL"],
+)
+def test_no_agent_process_outlives_the_daemon(daemon_home: Home, stop: int, status: int) -> None:
+    """Stopped, the daemon ends its agents; killed, it cannot, and its agents end on their own
+    when their stdin closes (ACP over stdio); either way the next daemon finds their sessions
+    unbound and binds again on the next prompt."""
     with (
         short_dir() as where,
         running_daemon(daemon_home, "--port", "0", "--uds", str(where / "d.sock")) as daemon,
@@ -216,12 +223,11 @@ def test_no_agent_process_outlives_the_daemon(daemon_home: Home, stop: int) -> N
             sessions.append(sid)
         agents = _children(daemon.process.pid)
         assert len(agents) == 2
-        assert daemon.stop(stop) == 0
+        assert daemon.stop(stop) == status
     deadline = time.monotonic() + 10
     while any(_alive(pid) for pid in agents) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [pid for pid in agents if _alive(pid)]
-    # the next daemon finds the sessions unbound, and binds again on the next prompt
     with (
         short_dir() as where,
         running_daemon(daemon_home, "--port", "0", "--uds", str(where / "d.sock")) as again,
