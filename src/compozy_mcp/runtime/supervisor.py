@@ -106,7 +106,7 @@ class AgentRuntime:
         self._turn_done: dict[str, asyncio.Event] = {}
         self._listeners: dict[str, set[asyncio.Queue[dict[str, Any]]]] = {}
         self._events: list[SessionEventRow] = []
-        self._flush_at = 0.0
+        self._flusher: asyncio.Task[None] | None = None
 
     # --- definitions ---------------------------------------------------------------------
 
@@ -327,7 +327,9 @@ class AgentRuntime:
             live = self._live.get(session_id)
             if live is not None:
                 await self._close(live)
-        await self._flush_events(force=True)
+        if self._flusher is not None:
+            self._flusher.cancel()
+        await self._flush_events()
         if ids:
             await self._offload(self._sessions.turns.release_all, ids, "runtime_shutdown")
 
@@ -424,9 +426,9 @@ class AgentRuntime:
         if detail:
             payload["detail"] = detail
         self._record(live.session_id, outcome.turn_id, "turn_ended", payload)
-        await self._flush_events(force=True)
+        batch, self._events = self._events, []
         with contextlib.suppress(Exception):  # a deleted session has nowhere to keep it
-            await self._offload(self._sessions.turns.finish, outcome, live.generation)
+            await self._offload(self._sessions.turns.finish, outcome, live.generation, batch)
         done = self._turn_done.pop(outcome.turn_id or "", None)
         if done is not None:
             done.set()
@@ -455,7 +457,6 @@ class AgentRuntime:
             event_kind = str(payload.pop("session_update", kind))
             turn_id = None
         self._record(live.session_id, turn_id, event_kind, payload)
-        await self._flush_events()
 
     async def on_permission(
         self, live: LiveAgent, options: list[dict[str, str]], tool_call: Any
@@ -481,7 +482,7 @@ class AgentRuntime:
             "permission_requested",
             {"interaction_id": interaction.interaction_id, "title": title, "options": options},
         )
-        await self._flush_events(force=True)
+        await self._flush_events()
         turns = self._sessions.turns
         await self._offload(turns.add_interaction, live.session_id, interaction, live.generation)
         timeout = self._settings.permission_timeout_seconds
@@ -669,6 +670,9 @@ class AgentRuntime:
         self, session_id: str, turn_id: str | None, kind: str, payload: dict[str, Any]
     ) -> None:
         now = timestamp(self._sessions.ledger.clock.now())
+        if not self._events and (self._flusher is None or self._flusher.done()):
+            # what is buffered is written within EVENT_FLUSH_SECONDS, even if nothing follows
+            self._flusher = asyncio.get_running_loop().create_task(self._flush_soon())
         self._events.append(
             SessionEventRow(0, session_id, turn_id, kind, now, jsonutil.dumps(payload).decode())
         )
@@ -679,12 +683,15 @@ class AgentRuntime:
             with contextlib.suppress(asyncio.QueueFull):
                 queue.put_nowait(event)
 
-    async def _flush_events(self, *, force: bool = False) -> None:
-        now = time.monotonic()
-        if not self._events or (not force and now < self._flush_at):
+    async def _flush_soon(self) -> None:
+        await asyncio.sleep(EVENT_FLUSH_SECONDS)
+        await self._flush_events()
+
+    async def _flush_events(self) -> None:
+        """Write the buffered events (a short turn's go with its outcome, in one write)."""
+        if not self._events:
             return
         batch, self._events = self._events, []
-        self._flush_at = now + EVENT_FLUSH_SECONDS
         with contextlib.suppress(Exception):  # events of a deleted session have no home
             await self._offload(self._sessions.turns.append_events, batch)
 

@@ -91,10 +91,14 @@ class TurnLedger:
         self._apply(session_id, change)
         return started[0] if started else None
 
-    def finish(self, turn: TranscriptTurn, generation: int) -> None:
-        """Store a turn's outcome; the runtime is ``ready`` again."""
+    def finish(
+        self, turn: TranscriptTurn, generation: int, events: Sequence[SessionEventRow] = ()
+    ) -> None:
+        """Store a turn's outcome (with the events not yet written, in the same transaction);
+        the runtime is ``ready`` again."""
 
         def change(writer: StoreWriter, _: SessionRow, state: SessionState) -> bool:
+            writer.append_session_events(events)
             stored = writer.turn(turn.session_id, turn.turn_id or "")
             if stored is None:  # rewound away while it ran
                 return False
