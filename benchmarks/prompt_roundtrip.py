@@ -130,7 +130,7 @@ async def mcp_row(prompts: int, home: Path) -> list[float]:
             made = await client.call_tool(
                 "compozy__session_create", {"agent_name": "bench", "provider": "echo"}
             )
-            sid = made.structured_content["session"]["id"]  # type: ignore[index]
+            sid = made.structured_content["session"]["id"]
             args = {"session_id": sid, "prompt": PROMPT, "wait": True}
 
             async def once() -> None:
