@@ -277,3 +277,35 @@ def test_a_failing_agent_command_is_a_runtime_failure_with_its_stderr(
             "stderr: bad-agent: no credentials found"
         )
         assert _children(daemon.process.pid) == set()
+
+
+def test_without_an_address_the_cli_finds_the_daemon_on_its_socket() -> None:
+    """A daemon on ``$COMPOZY_HOME/compozy.sock`` owns the agents: a command given no address
+    asks it, so the agent it starts outlives the command; ``COMPOZY_URL=none`` opts out."""
+    with short_dir() as root:
+        home = Home.make(root)
+        with running_daemon(home, "--port", "0") as daemon:
+            assert daemon.socket == home.path / "compozy.sock"
+
+            def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+                return subprocess.run(
+                    [str(COMPOZY), *args],
+                    env={**home.env, **env},
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    check=False,
+                )
+
+            made = json.loads(
+                cli("session", "create", "--agent", "g", "--provider", "echo", "-o", "json").stdout
+            )
+            sid = made["session"]["id"]
+            done = cli("session", "prompt", sid, "hello daemon")
+            assert done.returncode == 0, done.stderr
+            assert "echo: hello daemon" in done.stdout
+            assert len(_children(daemon.process.pid)) == 1  # the daemon's agent, still running
+            status = json.loads(cli("session", "status", sid, "-o", "json").stdout)
+            assert status["session"]["runtime"]["status"] == "ready"
+            local = cli("session", "status", sid, "-o", "json", COMPOZY_URL="none")
+            assert local.returncode == 0  # in-process, on the same store

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from compozy_mcp.errors import ConfigError
-from compozy_mcp.hostapi.target import Target, parse_target
+from compozy_mcp.hostapi.target import SOCKET_BASE_URL, Target, parse_target
 
 if TYPE_CHECKING:
     from compozy_mcp.config import Settings
@@ -34,6 +34,8 @@ ENV_URL = "COMPOZY_URL"
 ENV_TOKEN = "COMPOZY_TOKEN"
 ENV_TOKEN_FILE = "COMPOZY_TOKEN_FILE"
 ENV_WORKSPACE = "COMPOZY_WORKSPACE"
+#: where ``compozy serve`` listens by default, in ``$COMPOZY_HOME``
+DEFAULT_SOCKET = "compozy.sock"
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -59,6 +61,8 @@ class Context:
         if home:
             merged[ENV_HOME] = home
         address = url or (f"unix:{socket}" if socket else None) or env.get(ENV_URL, "").strip()
+        if address.lower() == "none":
+            address = ""
         target = parse_target(address) if address else None
         token = env.get(ENV_TOKEN) or None
         if token is None and env.get(ENV_TOKEN_FILE):
@@ -76,12 +80,25 @@ class Context:
         chosen = given or self.env.get(ENV_WORKSPACE) or None
         return Path(chosen).expanduser().resolve() if chosen else Path.cwd()
 
+    def daemon(self) -> Target | None:
+        """The daemon commands talk to: the one named (``--url``, ``--socket``,
+        ``COMPOZY_URL``), else one answering on ``$COMPOZY_HOME/compozy.sock`` (its agents and
+        their sessions are its own: a command must not start a second agent for them), else
+        none (commands run in-process). ``COMPOZY_URL=none`` never looks for one."""
+        if self.target is not None:
+            return self.target
+        if self.env.get(ENV_URL, "").strip().lower() == "none":
+            return None
+        socket_path = self.settings().home / DEFAULT_SOCKET
+        return Target(SOCKET_BASE_URL, socket_path) if _answers(socket_path) else None
+
     def open_host(self) -> HostClient:
         """The Host API this context selects: a daemon's, or this process's own."""
-        if self.target is not None:
+        target = self.daemon()
+        if target is not None:
             from compozy_mcp.hostapi.remote import RemoteHost
 
-            return RemoteHost(self.target, token=self.token)
+            return RemoteHost(target, token=self.token)
         from compozy_mcp.hostapi.local import LocalHost
 
         return LocalHost.open(self.settings())
@@ -97,6 +114,23 @@ class Context:
                 await host.aclose()
 
         return asyncio.run(run())
+
+
+def _answers(path: Path) -> bool:
+    """Whether a daemon listens on the Unix socket ``path`` (a stale file answers nothing)."""
+    import socket
+
+    if not path.exists():
+        return False
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(0.5)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
 
 
 def read_token_file(path: Path) -> str:

@@ -102,8 +102,9 @@ def discovery_option(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, context: Context) -> int:
     if args.page_size is not None and args.page_size < 1:
         raise ConfigError("--page-size must be at least 1")
-    if context.target is not None:
-        return _relay(args, context, context.target)
+    daemon = context.daemon()
+    if daemon is not None:
+        return _relay(args, context, daemon)
     return _in_process(args, context)
 
 

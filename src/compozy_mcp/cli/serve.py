@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from compozy_mcp.cli.context import DEFAULT_SOCKET
 from compozy_mcp.cli.proxy import discovery_option
 from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.errors import ConfigError
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
-SOCKET_NAME = "compozy.sock"
+SOCKET_NAME = DEFAULT_SOCKET
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
