@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from compozy_mcp.approvals import Approvals, PermissionMode
 from compozy_mcp.artifacts import ArtifactService
 from compozy_mcp.blocking import Offload
 from compozy_mcp.clock import Clock, SystemClock
@@ -37,6 +38,7 @@ class App:
     catalog: ToolCatalog
     hooks: HookEngine
     upkeep: Upkeep
+    approvals: Approvals
 
     @property
     def sessions(self) -> Sessions:
@@ -76,6 +78,14 @@ def open_app(
             default_workspace_path=settings.default_workspace_path,
         )
         catalog = ToolCatalog(registry, sessions)
+        approvals = Approvals(
+            store,
+            sessions,
+            clock,
+            offload,
+            registry,
+            default_mode=PermissionMode(settings.permission_mode),
+        )
         engine = HookEngine(
             HookRegistry(store, settings.home), RunLog(store, offload), sessions, clock
         )
@@ -90,10 +100,11 @@ def open_app(
             ),
             catalog=catalog,
             hooks=HookAdminService(engine, registry, store, sessions, clock, offload),
+            approvals=approvals,
         )
-        dispatcher = Dispatcher(registry, services, hooks=engine)
+        dispatcher = Dispatcher(registry, services, hooks=engine, approvals=approvals)
         upkeep = Upkeep(store, sessions, services.artifacts)
     except BaseException:
         store.close()
         raise
-    return App(settings, store, services, dispatcher, catalog, engine, upkeep)
+    return App(settings, store, services, dispatcher, catalog, engine, upkeep, approvals)
