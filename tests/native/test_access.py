@@ -101,6 +101,7 @@ SESSION_TOOLS: dict[str, tuple[str, Build]] = {
     "spawn": ("parent_session_id", lambda f: {"agent_name": "w", "ttl_seconds": 60}),
     "list": ("parent_session_id", lambda f: {}),
     "delete": ("session_id", lambda f: {}),
+    "approve": ("session_id", lambda f: {"interaction_id": "int-none", "decision": "allow-once"}),
 }
 
 

@@ -31,6 +31,7 @@ TOOLS_WITH_VIEWS = {
     "compozy__tool_list",
     "compozy__hooks_list",
     "compozy__hooks_runs",
+    "compozy__tool_approvals_list",
 }
 SINGLE_RESULT = {
     "compozy__session_delete",
@@ -46,6 +47,9 @@ SINGLE_RESULT = {
     "compozy__hooks_disable",
     "compozy__hooks_delete",
     "compozy__hooks_test",
+    "compozy__tool_approvals_set",
+    "compozy__tool_approvals_revoke",
+    "compozy__session_approve",
 }
 
 
@@ -147,6 +151,8 @@ async def test_tool_list_filters_and_pages(call: Caller) -> None:
         "compozy__session_stop",
         "compozy__session_rewind",
         "compozy__hooks_delete",
+        "compozy__tool_approvals_set",
+        "compozy__tool_approvals_revoke",
     }
 
 
