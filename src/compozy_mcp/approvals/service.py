@@ -27,7 +27,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, Final
 
 from compozy_mcp.approvals.answers import Answerers
 from compozy_mcp.approvals.digest import (
@@ -61,7 +61,7 @@ from compozy_mcp.sessions.model import Interaction
 from compozy_mcp.sessions.service import Sessions
 from compozy_mcp.store.base import ApprovalGrantRow, ApprovalTokenRow, Store, StoreReader
 
-APPROVAL = "approval"
+APPROVAL: Final = "approval"
 ALLOW_ONCE, ALLOW_ALWAYS = "allow-once", "allow-always"
 REJECT_ONCE, REJECT_ALWAYS = "reject-once", "reject-always"
 DECISIONS = (ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS)
@@ -255,7 +255,8 @@ class Approvals:
 
     def _record_answer(self, call: CallInfo, pending: Pending, decision: str) -> dict[str, Any]:
         item = pending.interaction
-        assert item.tool_id is not None and item.input_digest is not None
+        assert item.tool_id is not None
+        assert item.input_digest is not None
         taken = self.sessions.interactions.take(call, pending.session_id, item.interaction_id)
         out: dict[str, Any] = {"decision": decision, "tool_id": item.tool_id}
         with self.store.write() as writer:

@@ -1,4 +1,4 @@
-"""``compozy session status | list | create | archive | unarchive | delete``: the session
+"""``compozy session status | list | create | archive | unarchive | delete | approve``: the session
 routes of the Host API (the complete ``SessionPayload``, never a view), in-process or against a
 daemon.
 
@@ -161,7 +161,23 @@ def list_sessions(args: argparse.Namespace, context: Context) -> int:
     return EXIT_OK
 
 
+def approve(args: argparse.Namespace, context: Context) -> int:
+    """Answer a pending interaction (``compozy__session_approve``, as the operator)."""
+    fields = {"interaction_id": args.interaction_id, "decision": args.decision}
+    answered = context.call(lambda host: host.answer_interaction(args.session_id, fields))
+    if args.output == "json":
+        print(jsonutil.dumps_pretty(answered))
+    else:
+        print(f"{answered['interaction_id']}: {answered['decision']}")
+        if "next" in answered:
+            print(f"  next: {answered['next']}")
+        if "grant" in answered:
+            print(f"  remembered as {answered['grant']['id']}")
+    return EXIT_OK
+
+
 COMMANDS: dict[str, Command] = {
+    "approve": approve,
     "status": status,
     "list": list_sessions,
     "create": create,
@@ -186,6 +202,19 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("session_id", metavar="ID")
         output_options(cmd)
+
+    approve_cmd = sub.add_parser(
+        "approve", help="answer a session's pending interaction (an approval prompt, ...)"
+    )
+    approve_cmd.add_argument("session_id", metavar="ID")
+    approve_cmd.add_argument("interaction_id", metavar="INTERACTION_ID")
+    approve_cmd.add_argument(
+        "decision",
+        metavar="DECISION",
+        help="approval: allow-once, allow-always, reject-once or reject-always; permission: "
+        "one of the options the agent offered",
+    )
+    output_options(approve_cmd)
 
     list_cmd = sub.add_parser("list", help="list sessions, newest first")
     list_cmd.add_argument("--workspace", metavar="ID", help="only this workspace's sessions")

@@ -28,6 +28,7 @@ from compozy_mcp.calls import OPERATOR, CallScope, scope_of
 from compozy_mcp.dispatch import ToolResult
 from compozy_mcp.errors import (
     CompozyError,
+    ToolApprovalRequired,
     ToolBackendFailed,
     ToolDenied,
     ToolInvalidInput,
@@ -42,6 +43,7 @@ from compozy_mcp.proxy.discovery import (
     Discovery,
     search_listing,
 )
+from compozy_mcp.proxy.elicit import ask_person
 from compozy_mcp.proxy.listing import mcp_tool
 from compozy_mcp.proxy.notify import ToolsChanged
 from compozy_mcp.proxy.paging import Pages
@@ -66,6 +68,8 @@ META_ARTIFACTS = "compozy.dev/artifacts"
 META_READ_TOOL = "compozy.dev/read_tool"
 #: ``_meta`` key of the title a tool.post_call hook gave a result
 META_TITLE = "compozy.dev/title"
+#: ``_meta`` key of a call's one-shot approval token (``compozy approvals mint``)
+META_APPROVAL_TOKEN = "compozy.dev/approval_token"
 
 
 def call_result(result: ToolResult) -> CallToolResult:
@@ -159,6 +163,11 @@ def _forwarded_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
         for key, value in (meta or {}).items()
         if key not in ("progressToken", "progress_token") and not key.startswith(RESERVED_META)
     }
+
+
+def _approval_token(meta: Mapping[str, Any] | None) -> str | None:
+    token = (meta or {}).get(META_APPROVAL_TOKEN)
+    return token if isinstance(token, str) else None
 
 
 def _not_allowed(tool_id: str, server: str, scope: CallScope) -> ToolDenied:
@@ -314,7 +323,25 @@ class ProxyServer:
             withheld = self.upstreams.withheld_server(name)
             if withheld is not None:
                 raise _not_allowed(name, withheld, scope)
-        result = await self.app.dispatcher.call(name, arguments or {}, scope=scope)
+        return await self._native(ctx, scope, name, arguments or {})
+
+    async def _native(
+        self,
+        ctx: ServerRequestContext[Any],
+        scope: CallScope,
+        name: str,
+        arguments: dict[str, Any],
+    ) -> CallToolResult:
+        """A native tool call through dispatch. A call that waits for approval is put to the
+        person at the client when it supports elicitation (:mod:`.elicit`), then retried."""
+        token = _approval_token(ctx.meta)
+        dispatcher = self.app.dispatcher
+        try:
+            result = await dispatcher.call(name, arguments, scope=scope, approval_token=token)
+        except ToolApprovalRequired as waiting:
+            if not await ask_person(ctx, self.app.approvals, waiting, arguments):
+                raise
+            result = await dispatcher.call(name, arguments, scope=scope)
         return call_result(result)
 
     async def _forward(
