@@ -120,13 +120,15 @@ class Approvals:
         return self.default_mode
 
     async def set_mode(
-        self, call: CallInfo, session_id: str, mode: PermissionMode | None
+        self, call: CallInfo, session_id: str, mode: str | None
     ) -> dict[str, Any]:
+        chosen = PermissionMode(mode) if mode is not None else None
+
         def work() -> dict[str, Any]:
             with self.store.write() as writer:
                 if writer.session(session_id) is None:
                     raise ResourceNotFound(call.tool_id, "session", session_id)
-                writer.set_approval_mode(session_id, mode.value if mode else None, self._now())
+                writer.set_approval_mode(session_id, chosen, self._now())
                 effective = self.mode_of(writer, session_id)
             return {"session_id": session_id, "permission_mode": effective.value}
 
