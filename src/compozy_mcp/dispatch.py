@@ -259,9 +259,7 @@ class Dispatcher:
         )
         await hooks.fire(PRE_CALL, subject, call.pre_fields, call.apply_pre)
         try:
-            call.result = await self._run(
-                tool, scope, call.tool_input, call.view, started, token
-            )
+            call.result = await self._run(tool, scope, call.tool_input, call.view, started, token)
         except ToolError as error:
             call.error = error
             await hooks.fire(POST_ERROR, subject, call.error_fields, call.apply_error)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import httpx2
 import pytest
 from mcp.client import Client
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, RequestParamsMeta
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from tests.approvals.support import AGENT, APPROVE, RENAME, agent_session, held, pending, scope
@@ -27,6 +27,7 @@ from compozy_mcp.api.openapi import document
 from compozy_mcp.api.routes import api_app
 from compozy_mcp.approvals.digest import input_digest
 from compozy_mcp.assembly import App
+from compozy_mcp.errors import ToolDenied
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.proxy.server import ProxyServer
@@ -36,6 +37,11 @@ pytestmark = pytest.mark.anyio
 
 VIEWS: list[dict[str, Any]] = [{"result_view": "full"}, {"result_view": "compact"}, {}]
 INVOKE = f"/api/tools/{RENAME}/invoke"
+
+
+def token_meta(token: str) -> RequestParamsMeta:
+    """The ``_meta`` of a call that carries a one-shot approval token."""
+    return cast(RequestParamsMeta, {"compozy.dev/approval_token": token})
 
 
 def rename(name: str, **extra: Any) -> dict[str, Any]:
@@ -63,7 +69,7 @@ def error_of(result: CallToolResult) -> dict[str, Any]:
 
 
 async def mcp_call(app: App, mode: str, tool_input: dict[str, Any]) -> CallToolResult:
-    async with Client(ProxyServer(app, scope=scope()).server, mode=mode) as client:  # type: ignore[arg-type]
+    async with Client(ProxyServer(app, scope=scope()).server, mode=mode) as client:
         return await client.call_tool(RENAME, tool_input)
 
 
@@ -168,17 +174,15 @@ async def test_a_remembered_rejection_refuses_the_call_with_either_view(
     waiting = await held(call, rename("no", result_view="full"))
     await answer(call, waiting.details["interaction_id"], "reject-always")
     for view in VIEWS:
-        with pytest.raises(Exception) as caught:
+        with pytest.raises(ToolDenied) as caught:
             await call(RENAME, rename("no", **view), scope=scope())
-        assert (caught.value.code, caught.value.reason) == (  # type: ignore[attr-defined]
+        assert (caught.value.code, caught.value.reason) == (
             "tool_denied",
             "approval_rejected",
         )
 
 
-async def test_a_remembered_approval_does_not_match_another_input(
-    call: Caller, agent: str
-) -> None:
+async def test_a_remembered_approval_does_not_match_another_input(call: Caller, agent: str) -> None:
     waiting = await held(call, rename("one"))
     await answer(call, waiting.details["interaction_id"], "allow-always")
     await call(RENAME, rename("one", result_view="full"), scope=scope())
@@ -283,9 +287,10 @@ async def test_a_token_minted_from_the_digest_without_result_view_approves_the_c
 async def test_a_digest_computed_with_result_view_does_not_match(
     api: httpx2.AsyncClient, agent: str
 ) -> None:
-    wrong = "sha256:" + hashlib.sha256(
-        jsonutil.canonical_json(rename("minted", result_view="full"))
-    ).hexdigest()
+    wrong = (
+        "sha256:"
+        + hashlib.sha256(jsonutil.canonical_json(rename("minted", result_view="full"))).hexdigest()
+    )
     token = (await _mint(api, {"input_digest": wrong})).json()["approval"]["token"]
     response = await http_call(api, rename("minted", result_view="full"), token)
     assert response.status_code == 202
@@ -299,17 +304,17 @@ async def test_a_token_minted_from_an_input_with_either_view_approves_an_mcp_cal
     token = (await _mint(api, {"input": rename("via-mcp", result_view="compact")})).json()[
         "approval"
     ]["token"]
-    async with Client(ProxyServer(app, scope=scope()).server, mode=mode) as client:  # type: ignore[arg-type]
+    async with Client(ProxyServer(app, scope=scope()).server, mode=mode) as client:
         result = await client.call_tool(
             RENAME,
             rename("via-mcp", result_view="full"),
-            meta={"compozy.dev/approval_token": token},
+            meta=token_meta(token),
         )
         assert not result.is_error, result
         again = await client.call_tool(
             RENAME,
             rename("via-mcp", result_view="full"),
-            meta={"compozy.dev/approval_token": token},
+            meta=token_meta(token),
         )
         assert error_of(again)["reason"] == "approval_token_replayed"
 

@@ -198,9 +198,7 @@ class Routes:
     async def answer_interaction(self, request: Request) -> tuple[int, dict[str, Any]]:
         session_id = request.path_params["session_id"]
         body = await _object_body(request)
-        return 200, await self.host.answer_interaction(
-            session_id, body, session=_session(request)
-        )
+        return 200, await self.host.answer_interaction(session_id, body, session=_session(request))
 
     async def list_sessions(self, request: Request) -> tuple[int, dict[str, Any]]:
         query = request.query_params

@@ -119,9 +119,7 @@ class Approvals:
                 return PermissionMode(modes[ident])
         return self.default_mode
 
-    async def set_mode(
-        self, call: CallInfo, session_id: str, mode: str | None
-    ) -> dict[str, Any]:
+    async def set_mode(self, call: CallInfo, session_id: str, mode: str | None) -> dict[str, Any]:
         chosen = PermissionMode(mode) if mode is not None else None
 
         def work() -> dict[str, Any]:
@@ -228,9 +226,7 @@ class Approvals:
             input_digest=digest,
             created_at="",
         )
-        return self.sessions.interactions.ask(
-            CallInfo(tool.id), caller.session_id, prompt
-        )
+        return self.sessions.interactions.ask(CallInfo(tool.id), caller.session_id, prompt)
 
     # --- answers -------------------------------------------------------------------------
 

@@ -167,9 +167,7 @@ def approval_tools() -> list[ToolDefinition]:
             id="compozy__tool_approvals_list",
             description="Remembered approvals (grants): which tool calls run or are refused "
             "without asking, by workspace, agent, tool and input digest.",
-            input_schema=tool_input(
-                optional={"workspace_id": ID, "agent_name": ID, "tool_id": ID}
-            ),
+            input_schema=tool_input(optional={"workspace_id": ID, "agent_name": ID, "tool_id": ID}),
             output_schema=obj({"grants": array(GRANT)}),
             handler=_list,
             risk=Risk.READ,

@@ -61,8 +61,7 @@ def question(waiting: ToolApprovalRequired, tool_input: dict[str, Any]) -> str:
         shown = shown[:INPUT_CHARS] + "…"
     session = waiting.details.get("session_id", "?")
     return (
-        f'Session "{session}" asks to call {waiting.tool_id} with input {shown}. '
-        "Approve this call?"
+        f'Session "{session}" asks to call {waiting.tool_id} with input {shown}. Approve this call?'
     )
 
 

@@ -346,7 +346,6 @@ class _SQLiteReader(StoreReader):
         )
         return [HookStatsRow(**dict(row)) for row in rows]
 
-
     def approval_grants(self, workspace_id: str | None = None) -> list[ApprovalGrantRow]:
         where, params = ("WHERE workspace_id = ? ", [workspace_id]) if workspace_id else ("", [])
         rows = self._conn.execute(
