@@ -16,6 +16,7 @@ from mcp.types import (
     INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
+    InputRequiredResult,
     ListToolsResult,
     PaginatedRequestParams,
     TextContent,
@@ -111,7 +112,10 @@ def error_result(error: CompozyError) -> CallToolResult:
 ListTools = Callable[
     [ServerRequestContext[Any], PaginatedRequestParams | None], Awaitable[ListToolsResult]
 ]
-CallTool = Callable[[ServerRequestContext[Any], CallToolRequestParams], Awaitable[CallToolResult]]
+CallTool = Callable[
+    [ServerRequestContext[Any], CallToolRequestParams],
+    Awaitable[CallToolResult | InputRequiredResult],
+]
 InputSchema = Callable[[str], Mapping[str, Any] | None]
 
 
@@ -289,7 +293,7 @@ class ProxyServer:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputRequiredResult:
         self.changes.remember(ctx)
         name = params.name
         try:
@@ -308,7 +312,7 @@ class ProxyServer:
         scope: CallScope,
         name: str,
         arguments: dict[str, Any] | None,
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputRequiredResult:
         """One call, wherever its tool lives: the discovery call tool, an upstream server's
         tool (forwarded), or a native tool (the one dispatch path). Raises the
         :class:`CompozyError` the call ends in; an upstream server's JSON-RPC error raises
@@ -331,7 +335,7 @@ class ProxyServer:
         scope: CallScope,
         name: str,
         arguments: dict[str, Any],
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputRequiredResult:
         """A native tool call through dispatch. A call that waits for approval is put to the
         person at the client when it supports elicitation (:mod:`.elicit`), then retried."""
         token = _approval_token(ctx.meta)
@@ -339,7 +343,10 @@ class ProxyServer:
         try:
             result = await dispatcher.call(name, arguments, scope=scope, approval_token=token)
         except ToolApprovalRequired as waiting:
-            if not await ask_person(ctx, self.app.approvals, waiting, arguments):
+            asked = await ask_person(ctx, self.app.approvals, waiting, arguments)
+            if asked.later is not None:
+                return asked.later
+            if not asked.answered:
                 raise
             result = await dispatcher.call(name, arguments, scope=scope)
         return call_result(result)
@@ -372,7 +379,7 @@ class ProxyServer:
 
     async def _tool_call(
         self, ctx: ServerRequestContext[Any], scope: CallScope, arguments: dict[str, Any] | None
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputRequiredResult:
         """``compozy__tool_call``: the call ``tools/call`` with ``tool_id`` and ``input`` would
         make; an unknown ``tool_id`` is a tool error (the model must see it)."""
         args = arguments or {}
