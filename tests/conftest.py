@@ -9,7 +9,7 @@ process at all: one that tries fails, so the tier stays fast and honest.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from tests import tiers
+from tests.runtime.inprocess import InProcessLauncher
 
 from compozy_mcp.assembly import App, open_app
 from compozy_mcp.calls import OPERATOR, CallScope
@@ -107,8 +108,14 @@ def settings(tmp_path: Path, workspace: Path) -> Settings:
 
 
 @pytest.fixture
-def app(settings: Settings, clock: FixedClock) -> Iterator[App]:
-    with open_app(settings, store=SQLiteStore.memory(), clock=clock) as opened:
+def launcher() -> InProcessLauncher:
+    return InProcessLauncher()
+
+
+@pytest.fixture
+def app(settings: Settings, clock: FixedClock, launcher: InProcessLauncher) -> Iterator[App]:
+    """An app whose agents run in this process (:mod:`tests.runtime.inprocess`)."""
+    with open_app(settings, store=SQLiteStore.memory(), clock=clock, launcher=launcher) as opened:
         yield opened
 
 
@@ -141,5 +148,6 @@ class Caller:
 
 
 @pytest.fixture
-def call(app: App) -> Caller:
-    return Caller(app)
+async def call(app: App) -> AsyncIterator[Caller]:
+    yield Caller(app)
+    await app.shutdown()  # agents started by the test end with it, on its event loop

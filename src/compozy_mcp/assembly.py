@@ -22,7 +22,10 @@ from compozy_mcp.hooks.runlog import RunLog
 from compozy_mcp.info.catalog import ToolCatalog
 from compozy_mcp.native import ToolDefinition, build_registry
 from compozy_mcp.native.context import Services
-from compozy_mcp.sessions.runtime import RecordedDriver, RuntimeDriver
+from compozy_mcp.runtime.answers import PermissionAnswerer
+from compozy_mcp.runtime.process import Launcher
+from compozy_mcp.runtime.supervisor import AgentRuntime
+from compozy_mcp.sessions.runtime import RuntimeDriver
 from compozy_mcp.sessions.service import Sessions
 from compozy_mcp.skills import SkillService
 from compozy_mcp.store import SQLiteStore, Store
@@ -39,6 +42,15 @@ class App:
     hooks: HookEngine
     upkeep: Upkeep
     approvals: Approvals
+    #: the agents this process runs (``None`` when a driver was given instead)
+    runtime: AgentRuntime | None
+
+    async def shutdown(self) -> None:
+        """Before the process ends: its agents stop (their sessions are unbound), async hooks
+        and run records finish."""
+        if self.runtime is not None:
+            await self.runtime.shutdown()
+        await self.hooks.drain()
 
     @property
     def sessions(self) -> Sessions:
@@ -60,6 +72,7 @@ def open_app(
     store: Store | None = None,
     clock: Clock | None = None,
     driver: RuntimeDriver | None = None,
+    launcher: Launcher | None = None,
     extra_tools: Sequence[ToolDefinition] = (),
     hooks: Sequence[ToolHook] = (),
 ) -> App:
@@ -71,12 +84,12 @@ def open_app(
         offload = Offload()
         registry = build_registry(list(extra_tools))
         sessions = Sessions(
-            store,
-            clock,
-            driver or RecordedDriver(),
-            offload,
-            default_workspace_path=settings.default_workspace_path,
+            store, clock, offload, default_workspace_path=settings.default_workspace_path
         )
+        runtime = None
+        if driver is None:
+            driver = runtime = AgentRuntime(sessions, settings, offload, launcher)
+        sessions.driver = driver
         catalog = ToolCatalog(registry, sessions)
         approvals = Approvals(
             store,
@@ -101,10 +114,13 @@ def open_app(
             catalog=catalog,
             hooks=HookAdminService(engine, registry, store, sessions, clock, offload),
             approvals=approvals,
+            agents=runtime,
         )
+        if runtime is not None:  # its agents' permission requests are answered there
+            approvals.answerers.register(PermissionAnswerer(runtime))
         dispatcher = Dispatcher(registry, services, hooks=engine, approvals=approvals)
         upkeep = Upkeep(store, sessions, services.artifacts)
     except BaseException:
         store.close()
         raise
-    return App(settings, store, services, dispatcher, catalog, engine, upkeep, approvals)
+    return App(settings, store, services, dispatcher, catalog, engine, upkeep, approvals, runtime)

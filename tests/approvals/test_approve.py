@@ -164,9 +164,9 @@ async def test_an_answer_needs_a_pending_interaction_and_one_of_its_decisions(
     call: Caller, agent: str
 ) -> None:
     waiting = await held(call, rename("d"))
-    with pytest.raises(ToolInvalidInput) as caught:
+    with pytest.raises(ToolConflict) as caught:
         await answer(call, waiting.details["interaction_id"], "maybe")
-    assert caught.value.field == "decision"
+    assert caught.value.reason == "decision_not_offered"
     await answer(call, waiting.details["interaction_id"], "allow-once")
     with pytest.raises(ResourceNotFound) as gone:
         await answer(call, waiting.details["interaction_id"], "allow-once")
@@ -250,11 +250,11 @@ async def test_a_supervising_parent_answers_its_childs_prompt(
 # --- answerers by interaction kind ----------------------------------------------------------
 
 
-class PermissionAnswerer:
-    """What the agent runtime plugs in: an agent's permission request, answered with one of the
-    options it offered."""
+class QuestionAnswerer:
+    """An answerer plugged in for another kind, as the agent runtime plugs in ``permission``:
+    the decision is one of the interaction's choices."""
 
-    kind = "permission"
+    kind = "question"
 
     def __init__(self) -> None:
         self.answers: list[tuple[str, str]] = []
@@ -267,41 +267,61 @@ class PermissionAnswerer:
         return {"decision": decision, "options": list(pending.interaction.choices or [])}
 
 
-async def test_answers_are_dispatched_by_interaction_kind(
-    app: App, call: Caller, agent: str
-) -> None:
+def _ask(app: App, kind: str, choices: list[str]) -> str:
     asked = app.sessions.interactions.ask(
         CallInfo("test"),
         AGENT,
         Interaction(
             interaction_id="",
-            kind="permission",
-            provider_request_id="req-9",
+            kind=kind,  # type: ignore[arg-type]
+            provider_request_id=f"req-{kind}",
             title="Run make test",
-            choices=["allow_once", "reject_once"],
+            choices=choices,
             created_at="",
         ),
     )
-    record = await call.full(AGENT)
-    assert record["badge"] == "waiting-for-auth"
-    item = asked.interaction.interaction_id
+    return asked.interaction.interaction_id
+
+
+async def test_answers_are_dispatched_by_interaction_kind(
+    app: App, call: Caller, agent: str
+) -> None:
+    item = _ask(app, "question", ["yes", "no"])
+    assert (await call.full(AGENT))["badge"] == "waiting-for-input"
     with pytest.raises(ToolConflict) as unsupported:
-        await answer(call, item, "allow_once")
+        await answer(call, item, "yes")
     assert unsupported.value.reason == "interaction_kind_unsupported"
-    plugged = PermissionAnswerer()
+    plugged = QuestionAnswerer()
     app.approvals.answerers.register(plugged)
-    with pytest.raises(ToolInvalidInput):
-        await answer(call, item, "allow-once")  # not one of the agent's options
-    answered = await answer(call, item, "allow_once")
-    assert (answered["kind"], answered["decision"]) == ("permission", "allow_once")
-    assert plugged.answers == [(item, "allow_once")]
+    with pytest.raises(ToolConflict) as not_offered:
+        await answer(call, item, "allow-once")  # not one of its choices
+    assert not_offered.value.reason == "decision_not_offered"
+    answered = await answer(call, item, "yes")
+    assert (answered["kind"], answered["decision"]) == ("question", "yes")
+    assert plugged.answers == [(item, "yes")]
+
+
+async def test_a_permission_request_goes_to_the_agent_runtime(
+    app: App, call: Caller, agent: str
+) -> None:
+    """The runtime's answerer takes ``permission`` (one of the options the agent offered);
+    with no agent running here, it says so."""
+    assert "permission" in app.approvals.answerers.kinds
+    item = _ask(app, "permission", ["allow_once", "reject_once"])
+    assert (await call.full(AGENT))["badge"] == "waiting-for-auth"
+    with pytest.raises(ToolConflict) as offered:
+        await answer(call, item, "allow-once")
+    assert offered.value.reason == "decision_not_offered"
+    with pytest.raises(ToolConflict) as gone:
+        await answer(call, item, "allow_once")
+    assert gone.value.reason == "runtime_not_ready"
 
 
 def test_a_kind_has_one_answerer() -> None:
     registry = Answerers()
-    registry.register(PermissionAnswerer())
+    registry.register(QuestionAnswerer())
     with pytest.raises(ValueError, match="already"):
-        registry.register(PermissionAnswerer())
+        registry.register(QuestionAnswerer())
 
 
 # --- item 3: grants --------------------------------------------------------------------------

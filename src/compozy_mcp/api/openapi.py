@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from compozy_mcp import __version__
+from compozy_mcp.agents.definitions import BUILTINS
 from compozy_mcp.api.responses import STATUS_BY_CODE
 from compozy_mcp.api.routes import MAX_BODY_BYTES
 from compozy_mcp.hostapi import bodies
@@ -25,7 +26,6 @@ from compozy_mcp.native.contract_tools import DESCRIPTOR_SCHEMA
 from compozy_mcp.native.session_tools import DELETED
 from compozy_mcp.schemas import COUNT, OPEN_OBJECT, STRING, array, obj
 from compozy_mcp.sessions.record_schema import SESSION_RECORD
-from compozy_mcp.sessions.runtime import PROVIDERS
 from compozy_mcp.upstream.status import SERVER_LIST_SCHEMA
 from compozy_mcp.validation import bounded
 
@@ -211,7 +211,7 @@ def with_selection_rules(schema: Schema) -> Schema:
     if "provider" not in properties:
         return schema
     rules = []
-    for name, provider in PROVIDERS.items():
+    for name, provider in BUILTINS.items():
         then: Schema = {}
         if "model" in properties:
             then["model"] = {"enum": list(provider.models)}

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from compozy_mcp.calls import CallInfo
-from compozy_mcp.errors import ToolConflict, ToolInvalidInput
+from compozy_mcp.errors import ToolConflict
 from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.interactions import Pending
 from compozy_mcp.sessions.model import Interaction
@@ -59,10 +59,10 @@ class Answerers:
             )
         allowed = list(answerer.decisions(item))
         if decision not in allowed:
-            quoted = ", ".join(f'"{d}"' for d in allowed)
-            raise ToolInvalidInput.for_field(
+            raise ToolConflict(
                 call.tool_id,
-                "decision",
-                f'must be one of {quoted} for interaction "{item.interaction_id}"',
+                f'decision "{decision}" is not one interaction "{item.interaction_id}" takes '
+                f"(it takes: {', '.join(allowed)})",
+                reason=Reason.DECISION_NOT_OFFERED,
             )
         return answerer

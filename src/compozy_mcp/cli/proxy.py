@@ -142,7 +142,7 @@ def _in_process(args: argparse.Namespace, context: Context) -> int:
                 async with holding() if holding is not None else contextlib.nullcontext():
                     yield
             finally:
-                await app.hooks.drain()  # async hooks and run records finish first
+                await app.shutdown()  # async hooks and run records finish first
 
         _serve(args, context, proxy.server, serving)
     return EXIT_OK

@@ -210,6 +210,6 @@ class LocalHost:
 
     async def aclose(self) -> None:
         # async hooks and run records of this process's calls finish before it ends
-        await self.app.hooks.drain()
+        await self.app.shutdown()
         if self._owns_app:
             self.app.close()

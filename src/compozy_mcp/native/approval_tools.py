@@ -239,6 +239,8 @@ def approval_tools() -> list[ToolDefinition]:
                     "decision": STRING,
                 },
                 {
+                    "title": STRING,
+                    "turn_id": STRING,
                     "tool_id": STRING,
                     "grant": GRANT,
                     "next": described(STRING, "What happens to the call now."),
