@@ -81,13 +81,16 @@ def test_approvals_list_set_revoke(env: dict[str, str]) -> None:
     assert as_json(refused)["error"]["reason"] == "approval_rejected"
     listed = as_json(cli(env, "approvals", "list", "-o", "json"))["grants"]
     assert [g["id"] for g in listed] == [grant["id"]]
-    assert "profile_archived" in listed[0] and "source" not in listed[0]  # compact
+    assert "profile_archived" in listed[0]
+    assert "source" not in listed[0]  # compact
     full = as_json(cli(env, "approvals", "list", "--full", "-o", "json"))["grants"]
     assert full[0]["source"] == "operator"
     text = cli(env, "approvals", "list")
-    assert grant["id"] in text.stdout and "reject" in text.stdout
+    assert grant["id"] in text.stdout
+    assert "reject" in text.stdout
     revoked = cli(env, "approvals", "revoke", grant["id"])
-    assert revoked.returncode == 0 and f"{grant['id']} revoked" in revoked.stdout
+    assert revoked.returncode == 0
+    assert f"{grant['id']} revoked" in revoked.stdout
     assert cli(env, "approvals", "revoke", grant["id"]).returncode == 3  # not found
 
 
