@@ -119,7 +119,7 @@ def open_app(
         if runtime is not None:  # its agents' permission requests are answered there
             approvals.answerers.register(PermissionAnswerer(runtime))
         dispatcher = Dispatcher(registry, services, hooks=engine, approvals=approvals)
-        upkeep = Upkeep(store, sessions, services.artifacts)
+        upkeep = Upkeep(store, sessions, services.artifacts, sweeps=(approvals.sweep,))
     except BaseException:
         store.close()
         raise

@@ -159,3 +159,17 @@ async def test_only_the_operator_mints(app: App, agent: str) -> None:
 async def test_the_service_mints_for_the_default_ttl(app: App, agent: str) -> None:
     minted = await app.approvals.mint(CallInfo(RENAME), RENAME, {"session_id": AGENT, "input": {}})
     assert minted["approval"]["expires_at"] == "2026-11-10T14:04:11Z"
+
+
+async def test_upkeep_sweeps_expired_tokens_and_deleting_a_session_takes_its_own(
+    app: App, call: Caller, clock: FixedClock, agent: str
+) -> None:
+    old = await mint(app, input=rename("old"))
+    clock.advance(121)
+    fresh = await mint(app, input=rename("fresh"))
+    app.upkeep.run()
+    assert await refused(call, rename("old"), old["token"]) == "approval_token_missing"
+    await call("compozy__session_archive", {"session_id": AGENT})
+    await call("compozy__session_delete", {"session_id": AGENT})
+    with app.store.read() as reader:
+        assert reader.approval_token(hashlib.sha256(fresh["token"].encode()).hexdigest()) is None

@@ -354,6 +354,12 @@ class Approvals:
 
     # --- one-shot tokens -----------------------------------------------------------------
 
+    def sweep(self) -> int:
+        """Delete expired tokens and answers (a write: run it off the loop); how many.
+        A token swept after it expired is reported as missing, no longer as expired."""
+        with self.store.write() as writer:
+            return writer.delete_expired_approval_tokens(self._now())
+
     async def mint(
         self, call: CallInfo, tool_id: str, request: Mapping[str, Any]
     ) -> dict[str, Any]:

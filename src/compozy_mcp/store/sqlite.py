@@ -521,6 +521,10 @@ class _SQLiteWriter(_SQLiteReader, StoreWriter):
             self._conn.execute(f"DELETE FROM session_events WHERE session_id IN ({marks})", part)
             # hook runs carry a call's stderr and patches: they go with the session
             self._conn.execute(f"DELETE FROM hook_runs WHERE session_id IN ({marks})", part)
+            # and so do its approval tokens, answers and permission mode (grants stay: they
+            # are the workspace's and the agent's, not one session's)
+            self._conn.execute(f"DELETE FROM approval_tokens WHERE session_id IN ({marks})", part)
+            self._conn.execute(f"DELETE FROM approval_modes WHERE session_id IN ({marks})", part)
             orphans = [
                 row["uri"]
                 for row in self._conn.execute(
