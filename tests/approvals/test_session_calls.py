@@ -350,3 +350,38 @@ async def test_compact_approval_grants_preserve_profile_archived(
     by_id = {g["id"]: g for g in full["grants"]}
     for grant in compact["grants"]:  # every compact field is in full, same path, same value
         assert {k: by_id[grant["id"]][k] for k in grant} == grant
+
+
+# --- the same through compozy mcp serve's Host API tools ------------------------------------
+
+
+async def test_host_tools_mint_a_token_and_answer_a_prompt(
+    app: App, call: Caller, agent: str
+) -> None:
+    from compozy_mcp.host.server import HostServer
+
+    host = LocalHost(app)
+    async with Client(HostServer(host).server) as client:
+        minted = await client.call_tool(
+            "compozy_host__approval_mint",
+            {"tool_id": RENAME, "session_id": AGENT, "input": rename("host", result_view="full")},
+        )
+        assert not minted.is_error, minted
+        assert minted.structured_content is not None
+        token = minted.structured_content["approval"]["token"]
+        ran = await client.call_tool(
+            "compozy_host__tool_invoke",
+            {"tool_id": RENAME, "input": rename("host"), "session": AGENT, "approval_token": token},
+        )
+        assert not ran.is_error, ran
+        waiting = await held(call, rename("host-2"))
+        answered = await client.call_tool(
+            "compozy_host__session_approve",
+            {
+                "session_id": AGENT,
+                "interaction_id": waiting.details["interaction_id"],
+                "decision": "allow-once",
+            },
+        )
+        assert not answered.is_error, answered
+    await call(RENAME, rename("host-2"), scope=scope())
