@@ -8,6 +8,7 @@ process at all: one that tries fails, so the tier stays fast and honest.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -54,6 +55,10 @@ class _NoProcesses(subprocess.Popen):  # type: ignore[type-arg]
         )
 
 
+async def _no_async_process(*args: Any, **kwargs: Any) -> Any:
+    _NoProcesses()
+
+
 @contextmanager
 def _no_processes_for(item: pytest.Item) -> Iterator[None]:
     """While a unit test sets up (fixtures of any scope included) and runs, no process starts."""
@@ -61,11 +66,14 @@ def _no_processes_for(item: pytest.Item) -> Iterator[None]:
         yield
         return
     saved = subprocess.Popen
+    saved_exec = asyncio.create_subprocess_exec
     subprocess.Popen = _NoProcesses  # type: ignore[misc]
+    asyncio.create_subprocess_exec = _no_async_process
     try:
         yield
     finally:
         subprocess.Popen = saved  # type: ignore[misc]
+        asyncio.create_subprocess_exec = saved_exec
 
 
 @pytest.hookimpl(wrapper=True)

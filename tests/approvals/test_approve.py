@@ -255,6 +255,7 @@ class QuestionAnswerer:
     the decision is one of the interaction's choices."""
 
     kind = "question"
+    offered_by = "the question"
 
     def __init__(self) -> None:
         self.answers: list[tuple[str, str]] = []

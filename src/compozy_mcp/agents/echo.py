@@ -12,8 +12,8 @@ What it does with a prompt (words are matched case-insensitively, first match wi
 - ``refuse``: stops with ``refusal``;
 - anything else: one thought, then the reply ``echo: <prompt>`` in two chunks.
 
-Every turn reports token usage (words in and out). The agent announces ``load_session``, session
-close, a ``model`` and a ``thought_level`` option, two modes, and three commands.
+Every turn reports token usage (words in and out). The agent announces ``load_session``, a
+``model`` and a ``thought_level`` option, two modes, and three commands.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import os
 import re
+import secrets
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,7 +45,6 @@ from acp.schema import (
     AvailableCommand,
     AvailableCommandInput,
     AvailableCommandsUpdate,
-    CloseSessionResponse,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
@@ -52,8 +52,6 @@ from acp.schema import (
     PermissionOption,
     PromptCapabilities,
     PromptResponse,
-    SessionCapabilities,
-    SessionCloseCapabilities,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionMode,
@@ -146,7 +144,6 @@ class EchoAgent:
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=True
                 ),
-                session_capabilities=SessionCapabilities(close=SessionCloseCapabilities()),
             ),
             agent_info=Implementation(name="compozy-echo", title="Echo", version="1"),
         )
@@ -198,7 +195,7 @@ class EchoAgent:
         self, cwd: str, additional_directories: Any = None, mcp_servers: Any = None, **kw: Any
     ) -> NewSessionResponse:
         self._next += 1
-        session_id = f"echo-{os.getpid()}-{self._next}"
+        session_id = f"echo-{secrets.token_hex(4)}-{self._next}"
         session = self._sessions[session_id] = self._new()
         asyncio.get_running_loop().call_soon(
             lambda: asyncio.ensure_future(self._announce_commands(session_id))
@@ -220,10 +217,6 @@ class EchoAgent:
         return LoadSessionResponse(
             modes=self._modes(session), config_options=self._options(session)
         )
-
-    async def close_session(self, session_id: str, **kw: Any) -> CloseSessionResponse:
-        self._sessions.pop(session_id, None)
-        return CloseSessionResponse()
 
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kw: Any

@@ -21,6 +21,12 @@ from compozy_mcp.hostapi import bodies
 from compozy_mcp.hostapi.inputs import SESSION_CREATE, SESSION_LIST, TOOL_SEARCH, input_schema
 from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.native import build_registry
+from compozy_mcp.native.agent_tools import (
+    AGENT_PROBLEM,
+    AGENT_RECORD,
+    EVENT_RECORD,
+    TURN_RECORD,
+)
 from compozy_mcp.native.approval_tools import approval_tools
 from compozy_mcp.native.contract_tools import DESCRIPTOR_SCHEMA
 from compozy_mcp.native.session_tools import DELETED
@@ -110,9 +116,35 @@ def schemas() -> dict[str, Schema]:
         "McpServerList": SERVER_LIST_SCHEMA,
         "ApprovalMintRequest": stated(bodies.APPROVAL_MINT),
         "ApprovalResponse": obj({"approval": bodies.APPROVAL}),
-        "AnswerRequest": stated(bodies.APPROVAL_ANSWER),
-        "AnswerResponse": ANSWER,
+        "AgentList": obj({"agents": array(AGENT_RECORD), "problems": array(AGENT_PROBLEM)}),
+        "TurnPayload": TURN_RECORD,
+        "TurnResponse": obj({"turn": ref("TurnPayload")}),
+        "TurnPage": obj(
+            {"session_id": STRING, "turns": array(ref("TurnPayload"))}, {"next_cursor": COUNT}
+        ),
+        "EventPage": obj(
+            {"session_id": STRING, "events": array(EVENT_RECORD), "next_cursor": COUNT}
+        ),
+        "PromptRequest": _tool_body("compozy__session_prompt"),
+        "CancelResponse": obj(
+            {"session_id": STRING, "queued_cancelled": COUNT},
+            {"running_turn_id": {"type": ["string", "null"]}},
+        ),
+        "ApproveRequest": _tool_body("compozy__session_approve"),
+        "ApproveResponse": ANSWER,
     }
+
+
+def _tool_body(tool_id: str) -> Schema:
+    """A route body: a native tool's input less the session id (in the path) and the view."""
+    schema = stated(dict(build_registry().get(tool_id).input_schema))
+    properties = {
+        name: value
+        for name, value in schema["properties"].items()
+        if name not in ("session_id", "result_view")
+    }
+    required = [name for name in schema.get("required", ()) if name in properties]
+    return {**schema, "properties": properties, "required": required}
 
 
 #: why each error status happens, for the response descriptions
@@ -321,17 +353,6 @@ def _paths() -> dict[str, Any]:
                 "responses": _responses(201, "ApprovalResponse", 400, 403, 404, 413),
             }
         },
-        "/api/sessions/{session_id}/approve": {
-            "post": {
-                "operationId": "answerInteraction",
-                "summary": "Answer a pending interaction of the session "
-                "(compozy__session_approve): for an approval allow-once, allow-always, "
-                "reject-once or reject-always; the agent then retries the call.",
-                "parameters": [SESSION_ID, SESSION_PARAM],
-                "requestBody": _json_body("AnswerRequest"),
-                "responses": _responses(200, "AnswerResponse", 400, 403, 404, 409, 413),
-            }
-        },
         "/api/sessions": {
             "get": {
                 "operationId": "listSessions",
@@ -383,6 +404,82 @@ def _paths() -> dict[str, Any]:
                 "summary": "Return an archived session to the board (idempotent); no request body.",
                 "parameters": [SESSION_ID],
                 "responses": _responses(200, "SessionResponse", *session_ops),
+            }
+        },
+        "/api/agents": {
+            "get": {
+                "operationId": "listAgents",
+                "summary": "The agents a runtime can select (built-in and from agents.yaml), "
+                "with their models and efforts, and the problems of agent files.",
+                "parameters": [
+                    _query("workspace_id", STRING, "Include this workspace's agents.yaml.")
+                ],
+                "responses": _responses(200, "AgentList", 404),
+            }
+        },
+        "/api/sessions/{session_id}/prompt": {
+            "post": {
+                "operationId": "promptSession",
+                "summary": "Send a prompt as the session's next turn (binding its agent when none "
+                "runs); with wait, answer once the turn ended or timeout_seconds passed.",
+                "parameters": [SESSION_ID],
+                "requestBody": _json_body("PromptRequest"),
+                "responses": _responses(200, "TurnResponse", 400, 404, 409, 413, 422),
+            }
+        },
+        "/api/sessions/{session_id}/cancel": {
+            "post": {
+                "operationId": "cancelTurn",
+                "summary": "Cancel the session's running turn and every queued one.",
+                "parameters": [SESSION_ID],
+                "responses": _responses(200, "CancelResponse", 404),
+            }
+        },
+        "/api/sessions/{session_id}/history": {
+            "get": {
+                "operationId": "sessionHistory",
+                "summary": "The session's turns, oldest first, complete; follow next_cursor.",
+                "parameters": [
+                    SESSION_ID,
+                    _query("cursor", COUNT, "next_cursor of the previous page."),
+                    _query("limit", {"type": "integer", "minimum": 1, "maximum": 100}, "Turns."),
+                ],
+                "responses": _responses(200, "TurnPage", 400, 404),
+            }
+        },
+        "/api/sessions/{session_id}/events": {
+            "get": {
+                "operationId": "sessionEvents",
+                "summary": "The raw update stream of the session's agent since cursor. With "
+                "Accept: text/event-stream, a Server-Sent Events stream that goes on live "
+                "(each event's id is its seq; Last-Event-ID resumes; until=turn_end ends it "
+                "after the next turn_ended).",
+                "parameters": [
+                    SESSION_ID,
+                    _query("cursor", COUNT, "next_cursor of the previous page."),
+                    _query("limit", {"type": "integer", "minimum": 1, "maximum": 500}, "Events."),
+                    _query("until", {"const": "turn_end"}, "Streams: end after a turn_ended."),
+                ],
+                "responses": {
+                    **_responses(200, "EventPage", 400, 404),
+                    "200": {
+                        "description": "OK",
+                        "content": {
+                            "application/json": {"schema": ref("EventPage")},
+                            "text/event-stream": {"schema": STRING},
+                        },
+                    },
+                },
+            }
+        },
+        "/api/sessions/{session_id}/approve": {
+            "post": {
+                "operationId": "approveSession",
+                "summary": "Answer a pending permission request with one of the options the "
+                "agent offered.",
+                "parameters": [SESSION_ID],
+                "requestBody": _json_body("ApproveRequest"),
+                "responses": _responses(200, "ApproveResponse", 400, 404, 409),
             }
         },
         "/api/workspaces": {

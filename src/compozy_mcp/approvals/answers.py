@@ -21,6 +21,8 @@ from compozy_mcp.sessions.model import Interaction
 class Answerer(Protocol):
     #: the interaction kind this answers (``approval``, ``permission``, ...)
     kind: str
+    #: who offered the decisions, as an error names it ("the agent", "the approval prompt")
+    offered_by: str
 
     def decisions(self, interaction: Interaction) -> Sequence[str]:
         """The decisions this interaction takes."""
@@ -61,8 +63,8 @@ class Answerers:
         if decision not in allowed:
             raise ToolConflict(
                 call.tool_id,
-                f'decision "{decision}" is not one interaction "{item.interaction_id}" takes '
-                f"(it takes: {', '.join(allowed)})",
+                f'decision "{decision}" is not one {answerer.offered_by} offered '
+                f"(offered: {', '.join(allowed)})",
                 reason=Reason.DECISION_NOT_OFFERED,
             )
         return answerer

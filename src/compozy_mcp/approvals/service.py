@@ -413,6 +413,7 @@ class ApprovalAnswerer:
     """Answers ``approval`` interactions: allow-once, allow-always, reject-once, reject-always."""
 
     kind = APPROVAL
+    offered_by = "the approval prompt"
 
     def __init__(self, approvals: Approvals) -> None:
         self._approvals = approvals

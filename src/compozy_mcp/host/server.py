@@ -249,7 +249,7 @@ def host_tools() -> list[HostTool]:
                 }
             ),
             False,
-            lambda host, args: host.answer_interaction(
+            lambda host, args: host.approve_session(
                 args["session_id"],
                 {"interaction_id": args["interaction_id"], "decision": args["decision"]},
             ),

@@ -52,9 +52,6 @@ APPROVAL_MINT: Schema = tool_input(
         ),
     },
 )
-APPROVAL_ANSWER: Schema = tool_input(
-    {"interaction_id": {"type": "string", "minLength": 1}, "decision": STRING}
-)
 APPROVAL: Schema = obj(
     {
         "token": described(STRING, "Send it with the call, once; it is shown only here."),
@@ -84,13 +81,11 @@ _INVALID = {
     "workspace": Reason.WORKSPACE_INVALID,
     "profile": Reason.PROFILE_INVALID,
     "approval": Reason.REQUEST_INVALID,
-    "answer": Reason.REQUEST_INVALID,
 }
 _SCHEMAS = {
     "workspace": WORKSPACE_ADD,
     "profile": PROFILE_ADD,
     "approval": APPROVAL_MINT,
-    "answer": APPROVAL_ANSWER,
 }
 
 
@@ -101,7 +96,7 @@ def _check(what: str) -> InputCheck:
 
 def check(what: str, value: Any) -> dict[str, Any]:
     """``value`` as the fields of a new ``what`` (``workspace``, ``profile``, ``approval``: a
-    token request, ``answer``: an answer to an interaction), or raise."""
+    token request), or raise."""
     checker = _check(what)
     if not checker.is_valid(value):
         field, problem = describe(

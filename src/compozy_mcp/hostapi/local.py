@@ -43,8 +43,6 @@ from compozy_mcp.info.descriptors import descriptor
 from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.lifecycle import SessionFilter
 
-APPROVE_TOOL = "compozy__session_approve"
-
 if TYPE_CHECKING:
     from compozy_mcp.assembly import App
     from compozy_mcp.config import Settings
@@ -131,15 +129,6 @@ class LocalHost:
         args = bodies.check("approval", fields)
         return await self.app.approvals.mint(CallInfo(tool_id), tool_id, args)
 
-    async def answer_interaction(
-        self, session_id: str, fields: Any, *, session: str | None = None
-    ) -> Payload:
-        args = bodies.check("answer", fields)
-        result = await self.app.dispatcher.call(
-            APPROVE_TOOL, {"session_id": session_id, **args}, scope=scope_of(session)
-        )
-        return result.structured
-
     # --- sessions ----------------------------------------------------------------------------
 
     async def list_sessions(self, filters: Mapping[str, Any]) -> Payload:
@@ -200,6 +189,35 @@ class LocalHost:
         args = bodies.check("profile", fields)
         row = await self.app.sessions.add_profile(args["name"], args.get("color"), args.get("icon"))
         return {"profile": asdict(row)}
+
+    # --- agents and turns ---------------------------------------------------------------------
+
+    async def _tool(self, tool_id: str, args: Mapping[str, Any], *, views: bool = True) -> Payload:
+        """A native tool's complete result, through the one dispatcher (operator scope)."""
+        tool_input = {**args, "result_view": "full"} if views else dict(args)
+        result = await self.app.dispatcher.call(tool_id, tool_input)
+        return dict(result.structured)
+
+    async def list_agents(self, workspace_id: str | None = None) -> Payload:
+        args = {} if workspace_id is None else {"workspace_id": workspace_id}
+        return await self._tool("compozy__agent_list", args)
+
+    async def prompt_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
+        return await self._tool("compozy__session_prompt", {**fields, "session_id": session_id})
+
+    async def cancel_turn(self, session_id: str) -> Payload:
+        args = {"session_id": session_id}
+        return await self._tool("compozy__session_prompt_cancel", args, views=False)
+
+    async def session_history(self, session_id: str, params: Mapping[str, Any]) -> Payload:
+        return await self._tool("compozy__session_history", {**params, "session_id": session_id})
+
+    async def session_events(self, session_id: str, params: Mapping[str, Any]) -> Payload:
+        return await self._tool("compozy__session_events", {**params, "session_id": session_id})
+
+    async def approve_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
+        args = {**fields, "session_id": session_id}
+        return await self._tool("compozy__session_approve", args, views=False)
 
     # --- upstream MCP servers ----------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from compozy_mcp.sessions.model import Interaction
 
 class PermissionAnswerer:
     kind = "permission"
+    offered_by = "the agent"
 
     def __init__(self, runtime: AgentRuntime) -> None:
         self._runtime = runtime

@@ -82,7 +82,8 @@ class _Client:
 def commands_of(update: Any) -> tuple[AvailableCommand, ...]:
     found = []
     for command in update.available_commands:
-        hint = getattr(command.input, "hint", None) if command.input is not None else None
+        given = getattr(command.input, "root", command.input)  # a RootModel of the variants
+        hint = getattr(given, "hint", None)
         found.append(
             AvailableCommand(
                 name=command.name,

@@ -169,10 +169,10 @@ class AgentRuntime:
         command = " ".join([agent.command, *agent.args])
         try:
             transport = await self._launcher.launch(agent, ticket.cwd, {})
-        except OSError as exc:
+        except Exception as exc:  # no such command, not executable, no more processes...
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise BindFailed(
-                "agent_start_failed",
-                f'agent "{agent.name}": cannot start "{command}": {exc.strerror or exc}',
+                "agent_start_failed", f'agent "{agent.name}": cannot start "{command}": {reason}'
             ) from None
         live = LiveAgent(
             session_id=ticket.session_id,
