@@ -107,7 +107,12 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def settings(tmp_path: Path, workspace: Path) -> Settings:
-    return Settings(home=tmp_path / "home", default_workspace_path=workspace)
+    # Sessions run in permission mode "bypass" here: the tests of every other feature make
+    # managed-session calls that approvals would hold for the operator. The approval tests
+    # (tests/approvals) set the mode they test on their sessions.
+    return Settings(
+        home=tmp_path / "home", default_workspace_path=workspace, permission_mode="bypass"
+    )
 
 
 @pytest.fixture

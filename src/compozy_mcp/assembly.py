@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from compozy_mcp.approvals import Approvals, PermissionMode
 from compozy_mcp.artifacts import ArtifactService
 from compozy_mcp.blocking import Offload
 from compozy_mcp.clock import Clock, SystemClock
@@ -21,6 +22,7 @@ from compozy_mcp.hooks.runlog import RunLog
 from compozy_mcp.info.catalog import ToolCatalog
 from compozy_mcp.native import ToolDefinition, build_registry
 from compozy_mcp.native.context import Services
+from compozy_mcp.runtime.answers import PermissionAnswerer
 from compozy_mcp.runtime.process import Launcher
 from compozy_mcp.runtime.supervisor import AgentRuntime
 from compozy_mcp.sessions.runtime import RuntimeDriver
@@ -39,6 +41,7 @@ class App:
     catalog: ToolCatalog
     hooks: HookEngine
     upkeep: Upkeep
+    approvals: Approvals
     #: the agents this process runs (``None`` when a driver was given instead)
     runtime: AgentRuntime | None
 
@@ -88,6 +91,14 @@ def open_app(
             driver = runtime = AgentRuntime(sessions, settings, offload, launcher)
         sessions.driver = driver
         catalog = ToolCatalog(registry, sessions)
+        approvals = Approvals(
+            store,
+            sessions,
+            clock,
+            offload,
+            registry,
+            default_mode=PermissionMode(settings.permission_mode),
+        )
         engine = HookEngine(
             HookRegistry(store, settings.home), RunLog(store, offload), sessions, clock
         )
@@ -102,11 +113,14 @@ def open_app(
             ),
             catalog=catalog,
             hooks=HookAdminService(engine, registry, store, sessions, clock, offload),
+            approvals=approvals,
             agents=runtime,
         )
-        dispatcher = Dispatcher(registry, services, hooks=engine)
-        upkeep = Upkeep(store, sessions, services.artifacts)
+        if runtime is not None:  # its agents' permission requests are answered there
+            approvals.answerers.register(PermissionAnswerer(runtime))
+        dispatcher = Dispatcher(registry, services, hooks=engine, approvals=approvals)
+        upkeep = Upkeep(store, sessions, services.artifacts, sweeps=(approvals.sweep,))
     except BaseException:
         store.close()
         raise
-    return App(settings, store, services, dispatcher, catalog, engine, upkeep, runtime)
+    return App(settings, store, services, dispatcher, catalog, engine, upkeep, approvals, runtime)

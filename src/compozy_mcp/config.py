@@ -12,6 +12,9 @@ from pathlib import Path
 from compozy_mcp.errors import ConfigError
 
 DAY = 86_400
+ENV_PERMISSION_MODE = "COMPOZY_PERMISSION_MODE"
+#: as in compozy_mcp.approvals.modes (this module sits below it)
+PERMISSION_MODES = ("default", "accept_edits", "bypass", "plan")
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +114,9 @@ class Settings:
     agent_start_timeout_seconds: int = LIMITS["agent_start_timeout_seconds"].default
     permission_timeout_seconds: int = LIMITS["permission_timeout_seconds"].default
     agent_stop_grace_seconds: int = LIMITS["agent_stop_grace_seconds"].default
+    #: the permission mode of sessions that have none set (``COMPOZY_PERMISSION_MODE``):
+    #: default, accept_edits, bypass or plan (docs/approvals.md)
+    permission_mode: str = "default"
 
     @property
     def db_path(self) -> Path:
@@ -125,7 +131,13 @@ class Settings:
         env = os.environ if env is None else env
         home_text = env.get("COMPOZY_HOME") or str(Path.home() / ".compozy")
         workspace = env.get("COMPOZY_WORKSPACE")
+        mode = (env.get(ENV_PERMISSION_MODE) or "default").strip()
+        if mode not in PERMISSION_MODES:
+            raise ConfigError(
+                f"{ENV_PERMISSION_MODE} must be one of {', '.join(PERMISSION_MODES)}, got {mode!r}"
+            )
         return cls(
+            permission_mode=mode,
             home=Path(home_text).expanduser(),
             default_workspace_path=Path(workspace).expanduser() if workspace else None,
             **{name: limit.read(env) for name, limit in LIMITS.items()},

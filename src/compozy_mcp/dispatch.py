@@ -12,6 +12,9 @@ Steps, in order; any failure ends the call before the tool runs (except the last
    (:mod:`compozy_mcp.hooks.engine` has the rules);
 5. the sessions a call acts on: a managed session names only itself or a descendant
    (``session_not_in_scope``); a scope field it leaves out is filled with the caller;
+5a. approval (:mod:`compozy_mcp.approvals.service`): a call by a managed session that needs
+   the operator's approval and has none ends in ``tool_approval_required`` with a prompt on
+   the session (or uses the one-shot token sent with it);
 6. run the handler, which returns the full record;
 7. project the selected view;
 8. envelope ``{structured, preview}``, and the budget: a result over it is stored whole as an
@@ -29,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from compozy_mcp import jsonutil
+from compozy_mcp.approvals import Approvals
 from compozy_mcp.artifacts import MAX_PAGE_BYTES, OPERATOR_OWNER, ArtifactRef
 from compozy_mcp.calls import OPERATOR, CallInfo, CallScope
 from compozy_mcp.errors import CompozyError, SessionEnded, ToolBackendFailed, ToolDenied, ToolError
@@ -135,10 +139,12 @@ class Dispatcher:
         services: Services,
         *,
         hooks: HookEngine | None = None,
+        approvals: Approvals | None = None,
     ) -> None:
         self.registry = registry
         self.services = services
         self.hooks = hooks
+        self.approvals = approvals
 
     def add_hook(self, hook: ToolHook) -> None:
         """An in-process hook on every event of every tool (tests, embedders)."""
@@ -153,6 +159,13 @@ class Dispatcher:
         permission policy allows (``sessions/access.py`` has the rules)."""
         if scope.session_id is None:
             return
+        if tool.definition.operator_only:
+            raise ToolDenied(
+                tool.id,
+                f'tool "{tool.id}" is for the operator only (called by session '
+                f'"{scope.session_id}")',
+                reason=Reason.OPERATOR_ONLY,
+            )
         access = self.services.sessions.access
         policy = access.policy(scope.session_id)
         if policy is None:
@@ -203,21 +216,28 @@ class Dispatcher:
         *,
         scope: CallScope = OPERATOR,
         pin_view: bool = False,
+        approval_token: str | None = None,
     ) -> ToolResult:
         """Run one tool call through every step; raises :class:`ToolError` on failure (any
         other failure, whatever step it comes from, becomes one: :func:`_as_tool_error`).
 
         ``pin_view`` fixes the view to the one the original input selects (Loop nodes).
+        ``approval_token`` is a one-shot approval token minted for this call.
         """
         try:
-            return await self._call(tool_id, tool_input, scope, pin_view)
+            return await self._call(tool_id, tool_input, scope, pin_view, approval_token)
         except ToolError:
             raise
         except Exception as exc:
             raise _as_tool_error(tool_id, exc) from exc
 
     async def _call(
-        self, tool_id: str, tool_input: Any, scope: CallScope, pin_view: bool
+        self,
+        tool_id: str,
+        tool_input: Any,
+        scope: CallScope,
+        pin_view: bool,
+        token: str | None = None,
     ) -> ToolResult:
         started = time.perf_counter()
         tool = self.registry.get(tool_id)
@@ -225,7 +245,7 @@ class Dispatcher:
         checked, view = tool.checked_input(tool_input)
         hooks = self.hooks
         if hooks is None or not hooks.wants(tool.id):
-            return await self._run(tool, scope, checked, view, started)
+            return await self._run(tool, scope, checked, view, started, token)
         call = _Hooked(tool, checked, view, view if (pin_view and view is not None) else None)
         subject = CallSubject(
             ToolReference(
@@ -239,7 +259,7 @@ class Dispatcher:
         )
         await hooks.fire(PRE_CALL, subject, call.pre_fields, call.apply_pre)
         try:
-            call.result = await self._run(tool, scope, call.tool_input, call.view, started)
+            call.result = await self._run(tool, scope, call.tool_input, call.view, started, token)
         except ToolError as error:
             call.error = error
             await hooks.fire(POST_ERROR, subject, call.error_fields, call.apply_error)
@@ -266,9 +286,14 @@ class Dispatcher:
         checked: dict[str, Any],
         view: ResultView | None,
         started: float,
+        token: str | None = None,
     ) -> ToolResult:
-        """Steps 5 to 8: scope binding, the handler, projection, envelope and budget."""
+        """Steps 5 to 8: scope binding, approval, the handler, projection, envelope and
+        budget."""
         bound = self._bind_scope(tool, scope, checked)
+        if self.approvals is not None:
+            # the input as sent (selector included: the prompt shows it; digests drop it)
+            await self.approvals.check(tool, scope, checked, approval_token=token)
         try:
             record = await tool.definition.handler(
                 ToolCall(CallInfo(tool.id, scope), self.services), without_selector(bound)

@@ -20,6 +20,7 @@ invent errors; each maps these in one place: ``api/responses.py`` (HTTP status a
     │   │   ├── HookFailed              a hook with on_error: deny failed, timed out ...
     │   │   ├── SpawnRefused            spawn budget, depth, TTL or policy exceeded
     │   │   └── SessionEnded            the calling session is stopped, archived or expired
+    │   ├── ToolApprovalRequired        tool_approval_required / approval_required, approval_token_*
     │   ├── ToolConflict                tool_conflict / session_stopped, ttl_expired, ...
     │   │   └── StaleFence              a fence the caller sent is not the record's
     │   ├── ResourceNotFound            not_found / session_not_found, skill_not_found, ...
@@ -263,6 +264,16 @@ class SessionEnded(ToolDenied):
             reason=Reason.SESSION_ENDED,
             details={"session_id": session_id, "ended": how, "at": at},
         )
+
+
+class ToolApprovalRequired(ToolError):
+    """The call needs a person's approval and has none yet (reason ``approval_required``, with
+    the pending interaction in ``details``), or the one-shot token it presented does not hold
+    (``approval_token_missing``, ``_expired``, ``_mismatch``, ``_replayed``). The tool did not
+    run. Not redacted: the message says what to do next (HTTP 202, as upstream)."""
+
+    code = "tool_approval_required"
+    default_reason = Reason.APPROVAL_REQUIRED
 
 
 class ToolConflict(ToolError):

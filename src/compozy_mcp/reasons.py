@@ -117,6 +117,17 @@ class Reason(StrEnum):
     MCP_SERVER_DOWN = "mcp_server_down"
     MCP_SERVER_TIMEOUT = "mcp_server_timeout"
     MCP_SERVER_LOST = "mcp_server_lost"
+    # --- approvals --------------------------------------------------------------------------
+    APPROVAL_REQUIRED = "approval_required"
+    APPROVAL_REJECTED = "approval_rejected"
+    APPROVAL_TOKEN_MISSING = "approval_token_missing"
+    APPROVAL_TOKEN_EXPIRED = "approval_token_expired"
+    APPROVAL_TOKEN_MISMATCH = "approval_token_mismatch"
+    APPROVAL_TOKEN_REPLAYED = "approval_token_replayed"
+    PERMISSION_MODE_PLAN = "permission_mode_plan"
+    APPROVAL_SELF = "approval_self"
+    INTERACTION_KIND_UNSUPPORTED = "interaction_kind_unsupported"
+    GRANT_NOT_FOUND = "grant_not_found"
 
 
 #: the reason a lookup of ``kind`` ("session", "skill", ...) that found nothing reports
@@ -128,4 +139,6 @@ NOT_FOUND_BY_KIND: dict[str, Reason] = {
     "tool": Reason.TOOL_NOT_FOUND,
     "artifact": Reason.ARTIFACT_NOT_FOUND,
     "hook": Reason.HOOK_NOT_FOUND,
+    "interaction": Reason.INTERACTION_NOT_FOUND,
+    "approval grant": Reason.GRANT_NOT_FOUND,
 }

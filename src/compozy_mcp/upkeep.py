@@ -8,6 +8,7 @@ with a vacuum. It is blocking work: run it off the event loop.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,15 +36,26 @@ class UpkeepReport:
 
 
 class Upkeep:
-    def __init__(self, store: Store, sessions: Sessions, artifacts: ArtifactService) -> None:
+    def __init__(
+        self,
+        store: Store,
+        sessions: Sessions,
+        artifacts: ArtifactService,
+        *,
+        sweeps: Sequence[Callable[[], object]] = (),
+    ) -> None:
         self._store = store
         self._sessions = sessions
         self._artifacts = artifacts
+        #: more expired things to delete (used approval tokens and answers)
+        self._sweeps = tuple(sweeps)
 
     def run(self, *, vacuum: bool = False) -> UpkeepReport:
         before = self._store.size()
         stopped = self._sessions.sweep_expired()
         deleted = self._artifacts.sweep()
+        for sweep in self._sweeps:
+            sweep()
         if vacuum:
             self._store.vacuum()
         else:

@@ -46,6 +46,8 @@ class Home:
         env = {k: v for k, v in os.environ.items() if not k.startswith("COMPOZY_")}
         env["COMPOZY_HOME"] = str(root / "home")
         env["COMPOZY_WORKSPACE"] = str(root / "workspace")
+        # managed sessions of these tests are not held for approval (tests/approvals are)
+        env["COMPOZY_PERMISSION_MODE"] = "bypass"
         return cls(root / "home", env)
 
     def with_env(self, **extra: str) -> Home:

@@ -649,6 +649,21 @@ def test_every_documented_operation_answers_a_body_its_schema_accepts(
     api: ContractClient, contract: Contract
 ) -> None:
     made = create(api)
+    # a call of the session held for approval (issue 14), so that its prompt can be answered
+    api.post(
+        INVOKE,
+        tool_id="compozy__tool_approvals_set",
+        json={"input": {"session_id": made["id"], "permission_mode": "default"}},
+        expect=200,
+    )
+    _, waiting = api.post(
+        INVOKE,
+        tool_id="compozy__session_rename",
+        json={"input": {"session_id": made["id"], "name": "asked"}},
+        headers={"X-Compozy-Session": made["id"]},
+        expect=202,
+    )
+    prompt = waiting["error"]["details"]["interaction_id"]
     calls: list[tuple[str, str, dict[str, Any]]] = [
         ("GET", "/api/openapi.json", {}),
         ("GET", "/api/tools", {}),
@@ -658,6 +673,22 @@ def test_every_documented_operation_answers_a_body_its_schema_accepts(
         ("GET", "/api/sessions", {"params": {"limit": 1}}),
         ("POST", "/api/sessions", {"json": {"agent_name": "general"}}),
         ("GET", SESSION, {"session_id": made["id"]}),
+        (
+            "POST",
+            "/api/tools/{tool_id}/approvals",
+            {
+                "tool_id": "compozy__session_rename",
+                "json": {"session_id": made["id"], "input": {"name": "minted"}},
+            },
+        ),
+        (
+            "POST",
+            SESSION + "/approve",
+            {
+                "session_id": made["id"],
+                "json": {"interaction_id": prompt, "decision": "allow-once"},
+            },
+        ),
         ("POST", SESSION + "/archive", {"session_id": made["id"]}),
         ("POST", SESSION + "/unarchive", {"session_id": made["id"]}),
         ("GET", "/api/workspaces", {}),

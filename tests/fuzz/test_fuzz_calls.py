@@ -70,6 +70,9 @@ def target(app: App) -> Iterator[Target]:
 @settings(
     max_examples=examples(400),
     deadline=None,
+    # the same calls every run: whether both surfaces got a result (asserted below) must not
+    # depend on luck, which grows worse as the catalog grows (the soak draws at random)
+    derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(data=st.data())

@@ -44,6 +44,8 @@ HOST_TOOLS = {
         "tool_info",
         "tool_search",
         "tool_invoke",
+        "approval_mint",
+        "session_approve",
     )
 }
 

@@ -37,6 +37,7 @@ TOOLS_WITH_VIEWS = {
     "compozy__session_history",
     "compozy__session_events",
     "compozy__session_clear",
+    "compozy__tool_approvals_list",
 }
 SINGLE_RESULT = {
     "compozy__session_delete",
@@ -55,6 +56,8 @@ SINGLE_RESULT = {
     "compozy__session_prompt_cancel",
     "compozy__session_approve",
     "compozy__command_list",
+    "compozy__tool_approvals_set",
+    "compozy__tool_approvals_revoke",
 }
 
 
@@ -157,6 +160,8 @@ async def test_tool_list_filters_and_pages(call: Caller) -> None:
         "compozy__session_rewind",
         "compozy__session_clear",
         "compozy__hooks_delete",
+        "compozy__tool_approvals_set",
+        "compozy__tool_approvals_revoke",
     }
 
 

@@ -78,6 +78,8 @@ def make_home(root: Path) -> Home:
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPOZY_")}
     env["COMPOZY_HOME"] = str(root / "home")
     env["COMPOZY_WORKSPACE"] = str(root / "workspace")
+    # managed sessions of these tests are not held for approval (tests/approvals are)
+    env["COMPOZY_PERMISSION_MODE"] = "bypass"
     env["PATH"] = os.pathsep.join([str(COMPOZY.parent), env.get("PATH", "")])
     return Home(root, env)
 

@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Iterator
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from mcp.client import Client
@@ -230,3 +230,42 @@ async def test_a_call_while_the_daemon_is_down_is_a_tool_error_and_a_restart_is_
             with _serve(daemon_home, "--no-tcp", "--uds", str(path)):
                 again = record(await client.call_tool(STATUS, {"session_id": made["id"]}))
                 assert again["session"]["id"] == made["id"]
+
+
+async def test_the_relay_passes_a_calls_approval_token_to_the_daemon(
+    daemon_home: Home, sockets: Path
+) -> None:
+    """Issue 14: a held call comes back as the typed error; a one-shot token sent in the call's
+    ``_meta`` reaches the daemon, which runs the call once."""
+    import json
+
+    from mcp.types import RequestParamsMeta
+
+    from compozy_mcp.proxy.server import META_APPROVAL_TOKEN
+
+    home = Home(daemon_home.root, daemon_home.with_env(COMPOZY_PERMISSION_MODE="default"))
+    with _serve(home, "--no-tcp", "--uds", str(sockets / "d.sock")) as daemon:
+        remote = ["--socket", str(daemon.socket)]
+        async with relay(home, remote) as operator:
+            session = (await create_session(operator))["id"]
+        rename = {"session_id": session, "name": "relayed", "result_view": "full"}
+        minted = _run(
+            home,
+            *remote,
+            "approvals",
+            "mint",
+            "compozy__session_rename",
+            "--session",
+            session,
+            "--input",
+            json.dumps(rename),
+        )
+        assert minted.returncode == 0, minted.stderr
+        meta = cast(RequestParamsMeta, {META_APPROVAL_TOKEN: minted.stdout.strip()})
+        async with relay(home, remote, "--session", session) as agent:
+            held = tool_error(await agent.call_tool("compozy__session_rename", rename))
+            assert (held["code"], held["reason"]) == ("tool_approval_required", "approval_required")
+            ran = await agent.call_tool("compozy__session_rename", rename, meta=meta)
+            assert record(ran)["session"]["name"] == "relayed"
+            again = tool_error(await agent.call_tool("compozy__session_rename", rename, meta=meta))
+            assert again["reason"] == "approval_token_replayed"

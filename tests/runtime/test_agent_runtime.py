@@ -28,12 +28,12 @@ async def _prompt(call: Caller, sid: str, text: str, **extra: Any) -> dict[str, 
 
 
 async def _pending(call: Caller, sid: str) -> dict[str, Any]:
-    for _ in range(300):
-        session = await call.session("compozy__session_status", {"session_id": sid})
-        if session["pending_interactions"]:
-            return session
-        await anyio.sleep(0.01)
-    raise AssertionError("no interaction became pending")
+    with anyio.fail_after(30):
+        while True:
+            session = await call.session("compozy__session_status", {"session_id": sid})
+            if session["pending_interactions"]:
+                return session
+            await anyio.sleep(0.01)
 
 
 # --- binding --------------------------------------------------------------------------------------
@@ -246,10 +246,9 @@ async def test_a_slow_turn_is_cancelled_and_the_next_prompt_runs(call: Caller) -
         "compozy__session_prompt", {"session_id": sid, "prompt": "slow 20"}
     )
     turn_id = started["turn"]["turn_id"]
-    for _ in range(300):
-        if (await call.full(sid))["runtime"]["status"] == "running":
-            break
-        await anyio.sleep(0.01)
+    with anyio.fail_after(30):
+        while (await call.full(sid))["runtime"]["status"] != "running":
+            await anyio.sleep(0.01)
     cancelled = await call.structured("compozy__session_prompt_cancel", {"session_id": sid})
     assert cancelled["running_turn_id"] == turn_id
     ended = await call.structured(

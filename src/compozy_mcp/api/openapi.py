@@ -24,10 +24,10 @@ from compozy_mcp.native import build_registry
 from compozy_mcp.native.agent_tools import (
     AGENT_PROBLEM,
     AGENT_RECORD,
-    APPROVAL_RESULT,
     EVENT_RECORD,
     TURN_RECORD,
 )
+from compozy_mcp.native.approval_tools import approval_tools
 from compozy_mcp.native.contract_tools import DESCRIPTOR_SCHEMA
 from compozy_mcp.native.session_tools import DELETED
 from compozy_mcp.schemas import COUNT, OPEN_OBJECT, STRING, array, obj
@@ -82,6 +82,14 @@ ENVELOPE = obj(
 )
 
 
+def _answer_schema() -> Schema:
+    approve = next(t for t in approval_tools() if t.id == "compozy__session_approve")
+    return dict(approve.output_schema)
+
+
+ANSWER = _answer_schema()
+
+
 def schemas() -> dict[str, Schema]:
     return {
         "Error": ERROR,
@@ -106,6 +114,8 @@ def schemas() -> dict[str, Schema]:
         "ProfileResponse": obj({"profile": ref("Profile")}),
         "ProfileAddRequest": stated(bodies.PROFILE_ADD),
         "McpServerList": SERVER_LIST_SCHEMA,
+        "ApprovalMintRequest": stated(bodies.APPROVAL_MINT),
+        "ApprovalResponse": obj({"approval": bodies.APPROVAL}),
         "AgentList": obj({"agents": array(AGENT_RECORD), "problems": array(AGENT_PROBLEM)}),
         "TurnPayload": TURN_RECORD,
         "TurnResponse": obj({"turn": ref("TurnPayload")}),
@@ -121,7 +131,7 @@ def schemas() -> dict[str, Schema]:
             {"running_turn_id": {"type": ["string", "null"]}},
         ),
         "ApproveRequest": _tool_body("compozy__session_approve"),
-        "ApproveResponse": APPROVAL_RESULT,
+        "ApproveResponse": ANSWER,
     }
 
 
@@ -139,6 +149,8 @@ def _tool_body(tool_id: str) -> Schema:
 
 #: why each error status happens, for the response descriptions
 ERROR_CAUSES = {
+    202: "The call waits for the operator's approval, or its approval token does not hold "
+    "(tool_approval_required); the tool did not run. details name the pending interaction.",
     400: "Invalid input: a bad body, query, tool input, workspace or profile "
     "(tool_invalid_input, invalid_request).",
     401: "A bearer token is required and missing or wrong (unauthorized).",
@@ -257,7 +269,16 @@ def _invoke_paths() -> dict[str, Any]:
             # required of the operator, which is who the HTTP API serves without the header
             required = [*schema.get("required", ()), tool.definition.scope_session_field]
             schema = {**schema, "required": required}
-        body = obj({"input": schema})
+        body = obj(
+            {"input": schema},
+            {
+                "approval_token": {
+                    "type": "string",
+                    "description": "A one-shot approval token minted for this call "
+                    "(POST /api/tools/{tool_id}/approvals).",
+                }
+            },
+        )
         paths[f"/api/tools/{tool.id}/invoke"] = {
             "post": {
                 "operationId": f"invoke_{tool.id}",
@@ -267,7 +288,9 @@ def _invoke_paths() -> dict[str, Any]:
                     "required": True,
                     "content": {"application/json": {"schema": body}},
                 },
-                "responses": _responses(200, "InvokeResponse", 400, 403, 404, 409, 413, 422, 507),
+                "responses": _responses(
+                    200, "InvokeResponse", 202, 400, 403, 404, 409, 413, 422, 507
+                ),
             }
         }
     return paths
@@ -319,6 +342,17 @@ def _paths() -> dict[str, Any]:
             }
         },
         **_invoke_paths(),
+        "/api/tools/{tool_id}/approvals": {
+            "post": {
+                "operationId": "mintApproval",
+                "summary": "Mint a one-shot approval token for one call of the tool by a "
+                "session, from its input or input_digest (computed without result_view). "
+                "Operator only; the token is single-use and expires (default 120 s).",
+                "parameters": [TOOL_ID, SESSION_PARAM],
+                "requestBody": _json_body("ApprovalMintRequest"),
+                "responses": _responses(201, "ApprovalResponse", 400, 403, 404, 413),
+            }
+        },
         "/api/sessions": {
             "get": {
                 "operationId": "listSessions",

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 #: error code -> HTTP status; every code an error class carries is listed (a test walks them)
 STATUS_BY_CODE: dict[str, int] = {
+    "tool_approval_required": 202,
     "invalid_request": 400,
     "tool_invalid_input": 400,
     "unauthorized": 401,

@@ -56,7 +56,7 @@ def _id_convertor(*actions: str) -> PathConvertor:
     return IdConvertor()
 
 
-register_url_convertor("compozy_tool_id", _id_convertor("invoke"))
+register_url_convertor("compozy_tool_id", _id_convertor("invoke", "approvals"))
 #: what follows a session id in a path: ``/sessions/{id}/<action>``
 SESSION_ACTIONS = ("archive", "unarchive", "prompt", "cancel", "history", "events", "approve")
 register_url_convertor("compozy_session_id", _id_convertor(*SESSION_ACTIONS))
@@ -179,10 +179,17 @@ class Routes:
     async def invoke(self, request: Request) -> tuple[int, dict[str, Any]]:
         tool_id = request.path_params["tool_id"]
         body = await _object_body(request)
-        extra = sorted(set(body) - {"input"})
+        extra = sorted(set(body) - {"input", "approval_token"})
         if extra:
             raise RequestBodyInvalid(
-                f'the request body takes only "input" (the tool input); got "{extra[0]}"',
+                'the request body takes only "input" (the tool input) and "approval_token"; '
+                f'got "{extra[0]}"',
+                reason=Reason.BODY_INVALID,
+            )
+        token = body.get("approval_token")
+        if token is not None and not isinstance(token, str):
+            raise RequestBodyInvalid(
+                'the request body field "approval_token" must be a string',
                 reason=Reason.BODY_INVALID,
             )
         if "input" not in body:
@@ -196,7 +203,14 @@ class Routes:
                 'the request body field "input" must be a JSON object',
                 reason=Reason.INPUT_NOT_OBJECT,
             )
-        return 200, await self.host.invoke(tool_id, tool_input, session=_session(request))
+        return 200, await self.host.invoke(
+            tool_id, tool_input, session=_session(request), approval_token=token
+        )
+
+    async def mint_approval(self, request: Request) -> tuple[int, dict[str, Any]]:
+        tool_id = request.path_params["tool_id"]
+        body = await _object_body(request)
+        return 201, await self.host.mint_approval(tool_id, body, session=_session(request))
 
     async def list_sessions(self, request: Request) -> tuple[int, dict[str, Any]]:
         query = request.query_params
@@ -297,6 +311,7 @@ class Routes:
             ("/tools", "GET", self.list_tools),
             ("/tools/search", "GET", self.search_tools),
             ("/tools/{tool_id:path}/invoke", "POST", self.invoke),
+            ("/tools/{tool_id:path}/approvals", "POST", self.mint_approval),
             ("/tools/{tool_id:compozy_tool_id}", "GET", self.tool_info),
             ("/sessions", "GET", self.list_sessions),
             ("/sessions", "POST", self.create_session),

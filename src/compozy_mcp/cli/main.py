@@ -31,6 +31,7 @@ COMMAND_MODULES = {
     "store": "store",
     "hooks": "hooks",
     "agent": "agent",
+    "approvals": "approvals",
 }
 
 

@@ -16,6 +16,8 @@ EXIT_NOT_FOUND = 3
 EXIT_DENIED = 4
 EXIT_CONFLICT = 5
 EXIT_SETUP = 6
+#: the call waits for a person's approval (answer it, then run the command again)
+EXIT_APPROVAL = 7
 #: the store was busy: nothing changed, the same command may be run again (EX_TEMPFAIL)
 EXIT_RETRY = 75
 
@@ -26,6 +28,7 @@ EXIT_BY_CODE: dict[str, int] = {
     "tool_not_found": EXIT_NOT_FOUND,
     "not_found": EXIT_NOT_FOUND,
     "tool_denied": EXIT_DENIED,
+    "tool_approval_required": EXIT_APPROVAL,
     "forbidden": EXIT_DENIED,
     "tool_conflict": EXIT_CONFLICT,
     "model_not_found": EXIT_FAILED,

@@ -69,17 +69,32 @@ def _print_json(value: Any) -> None:
 
 
 def _call(
-    context: Context, tool_id: str, tool_input: Any, *, session: str | None = None
+    context: Context,
+    tool_id: str,
+    tool_input: Any,
+    *,
+    session: str | None = None,
+    approval_token: str | None = None,
 ) -> dict[str, Any]:
     """Invoke a tool; the envelope ``{"structured", "preview", ...}``."""
-    payload = context.call(lambda host: host.invoke(tool_id, tool_input, session=session))
+    payload = context.call(
+        lambda host: host.invoke(
+            tool_id, tool_input, session=session, approval_token=approval_token
+        )
+    )
     envelope: dict[str, Any] = payload["result"]
     return envelope
 
 
 def invoke(args: argparse.Namespace, context: Context) -> int:
     tool_input = read_json_object(args.tool_id, args.input)
-    envelope = _call(context, args.tool_id, tool_input, session=args.session)
+    envelope = _call(
+        context,
+        args.tool_id,
+        tool_input,
+        session=args.session,
+        approval_token=args.approval_token,
+    )
     if args.output == "json":
         _print_json({"result": envelope})
     else:
@@ -211,6 +226,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the tool input: a JSON object, @FILE to read it from a file, or - for stdin",
     )
     invoke_cmd.add_argument("--session", metavar="ID", help="call as this managed session")
+    invoke_cmd.add_argument(
+        "--approval-token",
+        metavar="TOKEN",
+        help="a one-shot approval token for this call (compozy approvals mint)",
+    )
     output_options(invoke_cmd)
 
     info_cmd = tool_commands.add_parser("info", help="show a tool's contract")

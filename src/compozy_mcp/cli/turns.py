@@ -221,6 +221,10 @@ def approve(args: argparse.Namespace, context: Context) -> int:
     else:
         title = f" ({answer['title']})" if "title" in answer else ""
         print(f"answered {answer['interaction_id']}{title}: {answer['decision']}")
+        if "next" in answer:  # an approval prompt: what the retried call will do
+            print(f"  next: {answer['next']}")
+        if "grant" in answer:
+            print(f"  remembered as {answer['grant']['id']}")
     return EXIT_OK
 
 
@@ -253,10 +257,18 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     cmd.add_argument("--cursor", type=int, metavar="N", help="next_cursor of a previous page")
     output_options(cmd)
 
-    cmd = sub.add_parser("approve", help="answer a permission request of the session's agent")
+    cmd = sub.add_parser(
+        "approve",
+        help="answer a pending interaction: an approval prompt or the agent's permission request",
+    )
     cmd.add_argument("session_id", metavar="ID", help="the session")
     cmd.add_argument("interaction_id", metavar="INTERACTION", help="pending interaction id")
-    cmd.add_argument("decision", metavar="CHOICE", help="one of the choices the agent offered")
+    cmd.add_argument(
+        "decision",
+        metavar="CHOICE",
+        help="an approval: allow-once, allow-always, reject-once or reject-always; a permission "
+        "request: one of the choices the agent offered",
+    )
     output_options(cmd)
 
     cmd = sub.add_parser("cancel", help="cancel the running turn and the queued ones")

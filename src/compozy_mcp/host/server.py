@@ -205,11 +205,53 @@ def host_tools() -> list[HostTool]:
             'the complete record of a tool with views, put "result_view": "full" inside it.',
             tool_input(
                 {"tool_id": described(STRING, "The tool to invoke.")},
-                {"input": described(OPEN_OBJECT, "The tool input."), "session": SESSION_ARG},
+                {
+                    "input": described(OPEN_OBJECT, "The tool input."),
+                    "session": SESSION_ARG,
+                    "approval_token": described(
+                        STRING, "A one-shot approval token minted for this call."
+                    ),
+                },
             ),
             False,
             lambda host, args: host.invoke(
-                args["tool_id"], args.get("input", {}), session=args.get("session")
+                args["tool_id"],
+                args.get("input", {}),
+                session=args.get("session"),
+                approval_token=args.get("approval_token"),
+            ),
+        ),
+        HostTool(
+            PREFIX + "approval_mint",
+            "Mint a one-shot approval token for one call of tool_id by session_id, from its "
+            "input or input_digest (computed without result_view): "
+            '{"approval": {"token", "expires_at", ...}}. Single use, 120 s by default.',
+            tool_input(
+                {"tool_id": described(STRING, "The tool the call will invoke.")},
+                dict(bodies.APPROVAL_MINT["properties"]),
+            ),
+            False,
+            lambda host, args: host.mint_approval(
+                args["tool_id"], {k: v for k, v in args.items() if k != "tool_id"}
+            ),
+            checked_here=False,
+        ),
+        HostTool(
+            PREFIX + "session_approve",
+            "Answer a session's pending interaction: an approval prompt (allow-once, "
+            "allow-always, reject-once, reject-always; the agent then retries the call) or an "
+            "agent's permission request (one of its options).",
+            tool_input(
+                {
+                    "session_id": described(STRING, "The session that waits."),
+                    "interaction_id": STRING,
+                    "decision": STRING,
+                }
+            ),
+            False,
+            lambda host, args: host.approve_session(
+                args["session_id"],
+                {"interaction_id": args["interaction_id"], "decision": args["decision"]},
             ),
         ),
     ]

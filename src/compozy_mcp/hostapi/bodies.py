@@ -37,6 +37,32 @@ PROFILE_ADD: Schema = tool_input(
         "icon": described({"type": "string", "maxLength": 64}, "Presentation icon name."),
     },
 )
+APPROVAL_MINT: Schema = tool_input(
+    {"session_id": described({"type": "string", "minLength": 1}, "The session that will call.")},
+    {
+        "input": described(
+            {"type": "object"}, "The call's input (result_view, if any, is ignored)."
+        ),
+        "input_digest": described(
+            {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+            "Instead of input: its approval digest, computed without result_view.",
+        ),
+        "ttl_seconds": described(
+            {"type": "integer", "minimum": 1, "maximum": 3600}, "Default 120."
+        ),
+    },
+)
+APPROVAL: Schema = obj(
+    {
+        "token": described(STRING, "Send it with the call, once; it is shown only here."),
+        "tool_id": STRING,
+        "session_id": STRING,
+        "workspace_id": STRING,
+        "agent_name": STRING,
+        "input_digest": STRING,
+        "expires_at": TIMESTAMP,
+    }
+)
 WORKSPACE: Schema = obj(
     {"id": STRING, "name": STRING, "path": STRING, "created_at": TIMESTAMP},
 )
@@ -51,16 +77,26 @@ PROFILE: Schema = obj(
 )
 
 
-_INVALID = {"workspace": Reason.WORKSPACE_INVALID, "profile": Reason.PROFILE_INVALID}
+_INVALID = {
+    "workspace": Reason.WORKSPACE_INVALID,
+    "profile": Reason.PROFILE_INVALID,
+    "approval": Reason.REQUEST_INVALID,
+}
+_SCHEMAS = {
+    "workspace": WORKSPACE_ADD,
+    "profile": PROFILE_ADD,
+    "approval": APPROVAL_MINT,
+}
 
 
 @functools.cache
 def _check(what: str) -> InputCheck:
-    return InputCheck({"workspace": WORKSPACE_ADD, "profile": PROFILE_ADD}[what])
+    return InputCheck(_SCHEMAS[what])
 
 
 def check(what: str, value: Any) -> dict[str, Any]:
-    """``value`` as the fields of a new ``what`` (``workspace`` or ``profile``), or raise."""
+    """``value`` as the fields of a new ``what`` (``workspace``, ``profile``, ``approval``: a
+    token request), or raise."""
     checker = _check(what)
     if not checker.is_valid(value):
         field, problem = describe(

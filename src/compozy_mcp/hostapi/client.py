@@ -22,8 +22,24 @@ class HostClient(Protocol):
     ) -> Payload: ...
 
     async def invoke(
-        self, tool_id: str, tool_input: Any, *, session: str | None = None
-    ) -> Payload: ...
+        self,
+        tool_id: str,
+        tool_input: Any,
+        *,
+        session: str | None = None,
+        approval_token: str | None = None,
+    ) -> Payload:
+        """``approval_token``: a one-shot approval token minted for this call."""
+        ...
+
+    # --- approvals ---------------------------------------------------------------------------
+
+    async def mint_approval(
+        self, tool_id: str, fields: Any, *, session: str | None = None
+    ) -> Payload:
+        """``{"approval": {"token", ...}}``: a one-shot token for one call of ``tool_id`` by
+        ``fields["session_id"]``, with ``input`` or its ``input_digest`` (operator only)."""
+        ...
 
     # --- sessions: the complete SessionPayload, never a view ---------------------------------
 

@@ -26,7 +26,7 @@ import anyio
 import anyio.to_thread
 
 from compozy_mcp.calls import CallInfo, scope_of
-from compozy_mcp.errors import ToolNotFound
+from compozy_mcp.errors import ToolDenied, ToolNotFound
 from compozy_mcp.hostapi import bodies
 from compozy_mcp.hostapi.client import McpServerListing, Payload
 from compozy_mcp.hostapi.inputs import (
@@ -40,6 +40,7 @@ from compozy_mcp.hostapi.inputs import (
     check,
 )
 from compozy_mcp.info.descriptors import descriptor
+from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.lifecycle import SessionFilter
 
 if TYPE_CHECKING:
@@ -101,9 +102,32 @@ class LocalHost:
         tools = [self._descriptor(catalog.registry.get(hit["id"])) for hit in found]
         return {"query": args["query"], "tools": tools}
 
-    async def invoke(self, tool_id: str, tool_input: Any, *, session: str | None = None) -> Payload:
-        result = await self.app.dispatcher.call(tool_id, tool_input, scope=scope_of(session))
+    async def invoke(
+        self,
+        tool_id: str,
+        tool_input: Any,
+        *,
+        session: str | None = None,
+        approval_token: str | None = None,
+    ) -> Payload:
+        result = await self.app.dispatcher.call(
+            tool_id, tool_input, scope=scope_of(session), approval_token=approval_token
+        )
         return {"result": result.envelope()}
+
+    # --- approvals ---------------------------------------------------------------------------
+
+    async def mint_approval(
+        self, tool_id: str, fields: Any, *, session: str | None = None
+    ) -> Payload:
+        if session is not None:
+            raise ToolDenied(
+                tool_id,
+                f'only the operator mints approval tokens (asked by session "{session}")',
+                reason=Reason.OPERATOR_ONLY,
+            )
+        args = bodies.check("approval", fields)
+        return await self.app.approvals.mint(CallInfo(tool_id), tool_id, args)
 
     # --- sessions ----------------------------------------------------------------------------
 

@@ -120,7 +120,8 @@ class RemoteHost:
                 "is it a compozy daemon?",
                 reason=Reason.NOT_A_DAEMON,
             )
-        if response.status_code >= 400:
+        # 202 is a call waiting for approval (tool_approval_required), an error too
+        if response.status_code >= 400 or (response.status_code == 202 and "error" in payload):
             error = payload.get("error")
             if not isinstance(error, dict):
                 raise DaemonUnreachable(
@@ -150,9 +151,27 @@ class RemoteHost:
         params = {"q": query, "limit": limit}
         return await self._request("GET", "/tools/search", params=params, session=session)
 
-    async def invoke(self, tool_id: str, tool_input: Any, *, session: str | None = None) -> Payload:
+    async def invoke(
+        self,
+        tool_id: str,
+        tool_input: Any,
+        *,
+        session: str | None = None,
+        approval_token: str | None = None,
+    ) -> Payload:
         path = f"/tools/{_segment(tool_id)}/invoke"
-        return await self._request("POST", path, body={"input": tool_input}, session=session)
+        body: dict[str, Any] = {"input": tool_input}
+        if approval_token is not None:
+            body["approval_token"] = approval_token
+        return await self._request("POST", path, body=body, session=session)
+
+    # --- approvals ---------------------------------------------------------------------------
+
+    async def mint_approval(
+        self, tool_id: str, fields: Any, *, session: str | None = None
+    ) -> Payload:
+        path = f"/tools/{_segment(tool_id)}/approvals"
+        return await self._request("POST", path, body=fields, session=session)
 
     # --- sessions ----------------------------------------------------------------------------
 

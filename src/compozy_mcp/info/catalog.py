@@ -83,22 +83,29 @@ class ToolCatalog:
     def visible(self, scope: CallScope = OPERATOR) -> list[RegisteredTool]:
         """Native tools the caller may see and call, in registry order.
 
-        A session sees what its permission policy allows; an operator sees everything. A
-        session that does not exist sees nothing.
+        A session sees what its permission policy allows, except the operator's own tools
+        (which it could never call); an operator sees everything. A session that does not
+        exist sees nothing.
         """
         if scope.session_id is None:
             return list(self.registry)
         policy = self._policy(scope)
         if policy is None:
             return []
-        return [tool for tool in self.registry if allows(policy.tools, tool.id)]
+        return [
+            tool
+            for tool in self.registry
+            if allows(policy.tools, tool.id) and not tool.definition.operator_only
+        ]
 
     def find_visible(self, tool_id: str, scope: CallScope = OPERATOR) -> RegisteredTool | None:
         tool = self.registry.find(tool_id)
         if tool is None or scope.session_id is None:
             return tool
         policy = self._policy(scope)
-        return tool if policy is not None and allows(policy.tools, tool.id) else None
+        if policy is None or tool.definition.operator_only:
+            return None
+        return tool if allows(policy.tools, tool.id) else None
 
     def server_visible(self, server: str, scope: CallScope = OPERATOR) -> bool:
         """Whether the caller may use the tools of MCP server ``server``."""
@@ -162,7 +169,7 @@ class ToolCatalog:
             return False
         if isinstance(entry, ExternalTool):
             return allows(policy.mcp_servers, entry.server)
-        return allows(policy.tools, entry.id)
+        return allows(policy.tools, entry.id) and not entry.definition.operator_only
 
     def search(
         self,

@@ -10,6 +10,7 @@ from compozy_mcp.native.registry import RegisteredTool, Risk, ToolDefinition, To
 def native_tools() -> list[ToolDefinition]:
     """Every native tool, in catalog order."""
     from compozy_mcp.native.agent_tools import agent_tools
+    from compozy_mcp.native.approval_tools import approval_tools
     from compozy_mcp.native.artifact_tools import artifact_tools
     from compozy_mcp.native.contract_tools import contract_tools
     from compozy_mcp.native.hook_tools import hook_tools
@@ -23,6 +24,7 @@ def native_tools() -> list[ToolDefinition]:
         *skill_tools(),
         *artifact_tools(),
         *hook_tools(),
+        *approval_tools(),
     ]
 
 

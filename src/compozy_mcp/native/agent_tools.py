@@ -1,6 +1,8 @@
 """The agent and turn tools: ``compozy__agent_list``, ``compozy__session_prompt``,
-``_prompt_cancel``, ``_wait``, ``_history``, ``_events``, ``_clear``, ``_approve`` and
-``compozy__command_list``.
+``_prompt_cancel``, ``_wait``, ``_history``, ``_events``, ``_clear`` and
+``compozy__command_list``. Answering an agent's permission request is
+``compozy__session_approve`` (``native/approval_tools.py``), which hands interactions of kind
+``permission`` to the runtime (``runtime/answers.py``).
 
 Who may act: every tool that takes a ``session_id`` acts on that session, so a managed
 session may name only itself or a descendant (``acts_on``; ``sessions/access.py``), never its
@@ -294,34 +296,6 @@ async def _clear(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
     return {"session": await call.services.sessions.clear(call.info, args["session_id"], fences)}
 
 
-APPROVAL_RESULT = obj(
-    {
-        "session_id": STRING,
-        "interaction_id": STRING,
-        "kind": STRING,
-        "decision": STRING,
-    },
-    {"title": STRING, "turn_id": STRING},
-)
-
-
-async def _approve(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
-    interaction = await _agents(call).approve(
-        call.info, args["session_id"], args["interaction_id"], args["decision"]
-    )
-    out: dict[str, Any] = {
-        "session_id": args["session_id"],
-        "interaction_id": interaction.interaction_id,
-        "kind": interaction.kind,
-        "decision": args["decision"],
-    }
-    if interaction.title:
-        out["title"] = interaction.title
-    if interaction.turn_id:
-        out["turn_id"] = interaction.turn_id
-    return out
-
-
 COMMAND_RECORD = obj({"name": STRING, "description": STRING}, {"input": obj({"hint": STRING})})
 
 
@@ -473,26 +447,6 @@ def agent_tools() -> list[ToolDefinition]:
             toolsets=SESSIONS,
             views=SESSION_VIEWS,
             preview=_session_preview,
-            acts_on=("session_id",),
-        ),
-        ToolDefinition(
-            id="compozy__session_approve",
-            description="Answer a pending permission request of the session's agent with one "
-            "of the options it offered (the interaction's choices).",
-            input_schema=tool_input(
-                {
-                    "session_id": SESSION_ID,
-                    "interaction_id": described(STRING, "pending_interactions[].interaction_id"),
-                    "decision": described(
-                        {"type": "string", "minLength": 1, "maxLength": 200},
-                        "One of the interaction's choices (option ids).",
-                    ),
-                }
-            ),
-            output_schema=APPROVAL_RESULT,
-            handler=_approve,
-            risk=Risk.MUTATING,
-            toolsets=SESSIONS,
             acts_on=("session_id",),
         ),
         ToolDefinition(

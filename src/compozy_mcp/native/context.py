@@ -63,6 +63,27 @@ class HookAdmin(Protocol):
         ...
 
 
+class ApprovalAdmin(Protocol):
+    """Approvals as the approval tools use them (implemented above this layer, in
+    ``approvals``). Records are the shapes of :mod:`compozy_mcp.native.approval_tools`."""
+
+    async def list_grants(self, call: CallInfo, filters: dict[str, Any]) -> dict[str, Any]:
+        """``{"grants": [...]}``; a managed session sees its own workspace's only."""
+        ...
+
+    async def set_grant(self, call: CallInfo, args: dict[str, Any]) -> dict[str, Any]: ...
+
+    async def set_mode(self, call: CallInfo, session_id: str, mode: Any) -> dict[str, Any]: ...
+
+    async def revoke(self, call: CallInfo, grant_id: str) -> dict[str, Any]: ...
+
+    async def answer(
+        self, call: CallInfo, session_id: str, interaction_id: str, decision: str
+    ) -> dict[str, Any]:
+        """Answer a pending interaction of any kind, by the answerer of its kind."""
+        ...
+
+
 class AgentAdmin(Protocol):
     """The agents sessions run and their turns (implemented above this layer, in ``runtime``).
 
@@ -108,6 +129,7 @@ class Services:
     artifacts: ArtifactService
     catalog: ToolCatalog
     hooks: HookAdmin
+    approvals: ApprovalAdmin
     #: ``None`` when the assembly was given a driver of its own (benchmarks)
     agents: AgentAdmin | None = None
 

@@ -274,6 +274,8 @@ def _hook_tool(
         toolsets=HOOKS,
         preview=_hook_preview,
         idempotent=verb != "create",
+        # refused before approvals: no prompt for a call that would be refused anyway
+        operator_only=risk is not Risk.READ,
     )
 
 
@@ -410,5 +412,6 @@ def hook_tools() -> list[ToolDefinition]:
             risk=Risk.MUTATING,
             toolsets=HOOKS,
             preview=_test_preview,
+            operator_only=True,
         ),
     ]

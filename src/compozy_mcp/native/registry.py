@@ -82,6 +82,12 @@ class ToolDefinition:
     acts_on: tuple[str, ...] = ()
     #: the one of ``acts_on`` that is filled with the calling session when absent
     scope_session_field: str | None = None
+    #: only the operator may call it: dispatch refuses a managed session (``operator_only``)
+    #: before anything else, approvals included
+    operator_only: bool = False
+    #: whether a managed session's call may be held for the operator's approval (by its
+    #: risk and the session's permission mode); ``False`` only for the tool that answers
+    asks_approval: bool = True
 
 
 @dataclass(slots=True)

@@ -42,7 +42,12 @@ from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.proxy.discovery import TOOL_CALL, TOOL_CALL_SCHEMA, Discovery, search_listing
 from compozy_mcp.proxy.notify import ToolsChanged
 from compozy_mcp.proxy.paging import Pages
-from compozy_mcp.proxy.server import CHANGING_CATALOG_TTL_MS, error_result, native_server
+from compozy_mcp.proxy.server import (
+    CHANGING_CATALOG_TTL_MS,
+    META_APPROVAL_TOKEN,
+    error_result,
+    native_server,
+)
 from compozy_mcp.proxy.transports import MCP_PATH
 from compozy_mcp.reasons import Reason
 from compozy_mcp.upstream.http import UNREACHABLE, AnsweringTransport
@@ -201,7 +206,12 @@ class Relay:
         async def relay_progress(progress: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(progress, total, message)
 
-        call = CallToolRequest(params=CallToolRequestParams(name=name, arguments=params.arguments))
+        # a one-shot approval token rides in _meta; the daemon checks it (docs/approvals.md)
+        token = (ctx.meta or {}).get(META_APPROVAL_TOKEN)
+        meta: Any = {META_APPROVAL_TOKEN: token} if isinstance(token, str) else None
+        call = CallToolRequest(
+            params=CallToolRequestParams(name=name, arguments=params.arguments, _meta=meta)
+        )
         try:
             # not Client.call_tool: it would check the result against the tool's outputSchema,
             # and a relay returns what the daemon sent

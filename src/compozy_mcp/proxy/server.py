@@ -16,6 +16,7 @@ from mcp.types import (
     INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
+    InputRequiredResult,
     ListToolsResult,
     PaginatedRequestParams,
     TextContent,
@@ -28,6 +29,7 @@ from compozy_mcp.calls import OPERATOR, PROGRESS, CallScope, scope_of
 from compozy_mcp.dispatch import ToolResult
 from compozy_mcp.errors import (
     CompozyError,
+    ToolApprovalRequired,
     ToolBackendFailed,
     ToolDenied,
     ToolInvalidInput,
@@ -42,6 +44,7 @@ from compozy_mcp.proxy.discovery import (
     Discovery,
     search_listing,
 )
+from compozy_mcp.proxy.elicit import ask_person
 from compozy_mcp.proxy.listing import mcp_tool
 from compozy_mcp.proxy.notify import ToolsChanged
 from compozy_mcp.proxy.paging import Pages
@@ -66,6 +69,8 @@ META_ARTIFACTS = "compozy.dev/artifacts"
 META_READ_TOOL = "compozy.dev/read_tool"
 #: ``_meta`` key of the title a tool.post_call hook gave a result
 META_TITLE = "compozy.dev/title"
+#: ``_meta`` key of a call's one-shot approval token (``compozy approvals mint``)
+META_APPROVAL_TOKEN = "compozy.dev/approval_token"
 
 
 def call_result(result: ToolResult) -> CallToolResult:
@@ -107,7 +112,10 @@ def error_result(error: CompozyError) -> CallToolResult:
 ListTools = Callable[
     [ServerRequestContext[Any], PaginatedRequestParams | None], Awaitable[ListToolsResult]
 ]
-CallTool = Callable[[ServerRequestContext[Any], CallToolRequestParams], Awaitable[CallToolResult]]
+CallTool = Callable[
+    [ServerRequestContext[Any], CallToolRequestParams],
+    Awaitable[CallToolResult | InputRequiredResult],
+]
 InputSchema = Callable[[str], Mapping[str, Any] | None]
 
 
@@ -159,6 +167,11 @@ def _forwarded_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
         for key, value in (meta or {}).items()
         if key not in ("progressToken", "progress_token") and not key.startswith(RESERVED_META)
     }
+
+
+def _approval_token(meta: Mapping[str, Any] | None) -> str | None:
+    token = (meta or {}).get(META_APPROVAL_TOKEN)
+    return token if isinstance(token, str) else None
 
 
 def _not_allowed(tool_id: str, server: str, scope: CallScope) -> ToolDenied:
@@ -280,7 +293,7 @@ class ProxyServer:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputRequiredResult:
         self.changes.remember(ctx)
         name = params.name
         try:
@@ -299,7 +312,7 @@ class ProxyServer:
         scope: CallScope,
         name: str,
         arguments: dict[str, Any] | None,
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputRequiredResult:
         """One call, wherever its tool lives: the discovery call tool, an upstream server's
         tool (forwarded), or a native tool (the one dispatch path). Raises the
         :class:`CompozyError` the call ends in; an upstream server's JSON-RPC error raises
@@ -314,6 +327,19 @@ class ProxyServer:
             withheld = self.upstreams.withheld_server(name)
             if withheld is not None:
                 raise _not_allowed(name, withheld, scope)
+        return await self._native(ctx, scope, name, arguments or {})
+
+    async def _native(
+        self,
+        ctx: ServerRequestContext[Any],
+        scope: CallScope,
+        name: str,
+        arguments: dict[str, Any],
+    ) -> CallToolResult | InputRequiredResult:
+        """A native tool call through dispatch. A call that waits for approval is put to the
+        person at the client when it supports elicitation (:mod:`.elicit`), then retried."""
+        token = _approval_token(ctx.meta)
+        dispatcher = self.app.dispatcher
 
         async def report(progress: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(progress, total, message)
@@ -321,7 +347,15 @@ class ProxyServer:
         # the SDK sends progress only when the request carried a progress token
         reporting = PROGRESS.set(report)
         try:
-            result = await self.app.dispatcher.call(name, arguments or {}, scope=scope)
+            try:
+                result = await dispatcher.call(name, arguments, scope=scope, approval_token=token)
+            except ToolApprovalRequired as waiting:
+                asked = await ask_person(ctx, self.app.approvals, waiting, arguments)
+                if asked.later is not None:
+                    return asked.later
+                if not asked.answered:
+                    raise
+                result = await dispatcher.call(name, arguments, scope=scope)
         finally:
             PROGRESS.reset(reporting)
         return call_result(result)
@@ -354,7 +388,7 @@ class ProxyServer:
 
     async def _tool_call(
         self, ctx: ServerRequestContext[Any], scope: CallScope, arguments: dict[str, Any] | None
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputRequiredResult:
         """``compozy__tool_call``: the call ``tools/call`` with ``tool_id`` and ``input`` would
         make; an unknown ``tool_id`` is a tool error (the model must see it)."""
         args = arguments or {}

@@ -104,15 +104,27 @@ class Lineage(_State):
     idempotency_key: str | None = None
 
 
+InteractionKind = Literal["permission", "question", "plan", "approval"]
+
+
 class Interaction(_State):
+    """Something the session waits on a person for. ``approval``: a tool call that needs the
+    operator's approval (``tool_id``, the input as sent in ``tool_input``, its
+    ``input_digest``); ``permission``: an agent's own permission request."""
+
     interaction_id: str
-    kind: Literal["permission", "question", "plan"]
+    kind: InteractionKind
     provider_request_id: str
     #: the options the agent offered (``option_id``, ``name``, ``kind``), for permissions
     options: list[dict[str, str]] = Field(default_factory=list)
     turn_id: str | None = None
     title: str | None = None
     choices: list[str] | None = None
+    #: the answers this interaction takes (``compozy__session_approve``'s ``decision``)
+    decisions: list[str] | None = None
+    tool_id: str | None = None
+    tool_input: dict[str, Any] | None = None
+    input_digest: str | None = None
     status: Literal["pending"] = "pending"
     created_at: str
 

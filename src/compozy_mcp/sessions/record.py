@@ -91,10 +91,17 @@ def _interaction(session_id: str, item: Interaction) -> dict[str, Any]:
     _put(out, "turn_id", item.turn_id)
     _put(out, "title", item.title)
     _put(out, "choices", item.choices)
+    _put(out, "decisions", item.decisions)
+    _put(out, "tool_id", item.tool_id)
+    _put(out, "tool_input", item.tool_input)
+    _put(out, "input_digest", item.input_digest)
     out["status"] = item.status
     out["created_at"] = item.created_at
     return out
 
+
+#: interactions that ask for an authorization (the badge says ``waiting-for-auth``)
+AUTH_KINDS = ("permission", "approval")
 
 #: dumps whole lists in pydantic-core (a bound runtime advertises tens of commands)
 _COMMANDS = TypeAdapter(list[AvailableCommand])
@@ -115,7 +122,8 @@ def badge_and_column(state: SessionState) -> tuple[str, str]:
         return "stopped", "done"
     if state.pending_interactions:
         kind = state.pending_interactions[0].kind
-        return ("waiting-for-auth" if kind == "permission" else "waiting-for-input"), "needs_you"
+        waiting = "waiting-for-auth" if kind in AUTH_KINDS else "waiting-for-input"
+        return waiting, "needs_you"
     if state.later is not None:
         return "later", "later"
     status = state.runtime.status

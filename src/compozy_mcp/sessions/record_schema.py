@@ -9,6 +9,7 @@ from __future__ import annotations
 from compozy_mcp.schemas import (
     BOOLEAN,
     COUNT,
+    OPEN_OBJECT,
     STRING,
     TIMESTAMP,
     array,
@@ -25,7 +26,7 @@ POSITIVE = {"type": "integer", "minimum": 1}
 SESSION_STATES = ("starting", "active", "stopping", "stopped")
 STATE = enum(*SESSION_STATES)
 FAILURE = obj({"kind": STRING, "summary": STRING}, {"crash_bundle_path": STRING})
-INTERACTION_KIND = enum("permission", "question", "plan")
+INTERACTION_KIND = enum("permission", "question", "plan", "approval")
 
 SELECTION = Shape(
     keep("provider", STRING, required=True),
@@ -95,7 +96,15 @@ INTERACTION = obj(
         "status": enum("pending"),
         "created_at": TIMESTAMP,
     },
-    {"turn_id": STRING, "title": STRING, "choices": strings()},
+    {
+        "turn_id": STRING,
+        "title": STRING,
+        "choices": strings(),
+        "decisions": strings(),
+        "tool_id": STRING,
+        "tool_input": described(OPEN_OBJECT, "The input of the call, as sent (selector too)."),
+        "input_digest": STRING,
+    },
     order=(
         "session_id",
         "interaction_id",
@@ -104,6 +113,10 @@ INTERACTION = obj(
         "turn_id",
         "title",
         "choices",
+        "decisions",
+        "tool_id",
+        "tool_input",
+        "input_digest",
     ),
 )
 

@@ -38,6 +38,7 @@ from compozy_mcp.clock import Clock
 from compozy_mcp.sessions.access import Access
 from compozy_mcp.sessions.binding import RuntimeBinding
 from compozy_mcp.sessions.events import SessionEvents
+from compozy_mcp.sessions.interactions import Interactions
 from compozy_mcp.sessions.ledger import Fences, Record, SessionLedger
 from compozy_mcp.sessions.lifecycle import Lifecycle, SessionFilter, SessionPage
 from compozy_mcp.sessions.model import PermissionPolicy, Selection, SessionState
@@ -94,6 +95,7 @@ class Sessions:
         self.access = Access(self.ledger)
         self.workspaces = Workspaces(store, clock)
         self.events = SessionEvents(self.ledger)
+        self.interactions = Interactions(self.ledger)
         self._offload = offload
         self.workspaces.ensure_defaults(default_workspace_path or Path(os.getcwd()))
 

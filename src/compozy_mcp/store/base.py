@@ -207,6 +207,45 @@ class HookRunQuery:
     limit: int = 50
 
 
+@dataclass(frozen=True, slots=True)
+class ApprovalGrantRow:
+    """A remembered approval: ``decision`` (allow or reject) for calls of ``tool_id`` in a
+    workspace, by one agent (``agent_name``) or any (``None``), with one input
+    (``input_digest``) or any (``None``)."""
+
+    id: str
+    workspace_id: str
+    agent_name: str | None
+    tool_id: str
+    input_digest: str | None
+    decision: str
+    #: the profile of the session whose answer made it (``None``: made by the operator)
+    profile_id: str | None
+    #: where it came from: ``answer`` (allow-always, reject-always) or ``operator`` (set)
+    source: str
+    created_at: str
+    #: the input the answer was given on, as sent (only for grants made by an answer)
+    tool_input: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalTokenRow:
+    """A single-use approval. ``kind`` ``token``: minted for the operator's hand, found by the
+    hash of its secret; ``allow_once``/``reject_once``: an operator's answer to a prompt, found
+    by its binding and taken by the retried call."""
+
+    token_hash: str
+    kind: str
+    tool_id: str
+    session_id: str
+    workspace_id: str
+    agent_name: str
+    input_digest: str
+    created_at: str
+    expires_at: str
+    used_at: str | None = None
+
+
 class StaleWrite(Exception):
     """A compare-and-swap lost: the row changed since it was read."""
 
@@ -295,6 +334,20 @@ class StoreReader(ABC):
     @abstractmethod
     def hook_stats(self) -> list[HookStatsRow]: ...
 
+    @abstractmethod
+    def approval_grants(self, workspace_id: str | None = None) -> list[ApprovalGrantRow]:
+        """Remembered approvals, oldest first; of one workspace, or all."""
+
+    @abstractmethod
+    def approval_grant(self, grant_id: str) -> ApprovalGrantRow | None: ...
+
+    @abstractmethod
+    def approval_token(self, token_hash: str) -> ApprovalTokenRow | None: ...
+
+    @abstractmethod
+    def approval_modes(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """The permission modes set on these sessions (sessions with none are left out)."""
+
 
 #: runs the hook run log keeps (older ones are dropped; statistics keep counting them)
 HOOK_RUNS_KEPT = 10_000
@@ -350,6 +403,36 @@ class StoreWriter(StoreReader):
     @abstractmethod
     def delete_hook(self, hook_id: str) -> bool:
         """Delete a stored hook and its statistics; whether it existed."""
+
+    @abstractmethod
+    def put_approval_grant(self, row: ApprovalGrantRow) -> ApprovalGrantRow:
+        """Remember a grant; one with the same key (workspace, agent, tool, digest) is replaced
+        and keeps its id. Returns the grant as stored."""
+
+    @abstractmethod
+    def delete_approval_grant(self, grant_id: str) -> bool: ...
+
+    @abstractmethod
+    def put_approval_token(self, row: ApprovalTokenRow) -> None: ...
+
+    @abstractmethod
+    def use_approval_token(self, token_hash: str, now: str) -> bool:
+        """Mark a token used if nobody has; whether this call was the one that did (the
+        write lock makes it single-use across processes)."""
+
+    @abstractmethod
+    def take_approval_pass(
+        self, session_id: str, tool_id: str, input_digest: str, now: str
+    ) -> ApprovalTokenRow | None:
+        """Use the oldest unexpired, unused ``allow_once``/``reject_once`` answer for this
+        call, if there is one."""
+
+    @abstractmethod
+    def set_approval_mode(self, session_id: str, mode: str | None, now: str) -> None:
+        """Set (or, with ``None``, clear) a session's permission mode."""
+
+    @abstractmethod
+    def delete_expired_approval_tokens(self, now: str) -> int: ...
 
     @abstractmethod
     def add_hook_run(self, row: HookRunRow, *, failed: bool) -> None:

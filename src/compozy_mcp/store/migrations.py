@@ -148,6 +148,45 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         """,
     ),
+    Migration(
+        5,
+        "approvals: remembered grants, single-use tokens and answers, permission modes",
+        """
+        CREATE TABLE approval_grants (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            workspace_id TEXT NOT NULL,
+            agent_name TEXT NOT NULL DEFAULT '',
+            tool_id TEXT NOT NULL,
+            input_digest TEXT NOT NULL DEFAULT '',
+            decision TEXT NOT NULL,
+            profile_id TEXT,
+            source TEXT NOT NULL,
+            tool_input TEXT,
+            created_at TEXT NOT NULL,
+            UNIQUE (workspace_id, agent_name, tool_id, input_digest)
+        );
+        CREATE TABLE approval_tokens (
+            token_hash TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            tool_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            workspace_id TEXT NOT NULL,
+            agent_name TEXT NOT NULL,
+            input_digest TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            used_at TEXT
+        );
+        CREATE INDEX approval_tokens_by_call ON approval_tokens(session_id, tool_id, input_digest);
+        CREATE INDEX approval_tokens_by_expiry ON approval_tokens(expires_at);
+        CREATE TABLE approval_modes (
+            session_id TEXT PRIMARY KEY,
+            mode TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

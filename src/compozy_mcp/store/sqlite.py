@@ -32,6 +32,8 @@ from compozy_mcp.errors import StoreBusy, StoreError
 from compozy_mcp.reasons import Reason
 from compozy_mcp.store.base import (
     HOOK_RUNS_KEPT,
+    ApprovalGrantRow,
+    ApprovalTokenRow,
     ArtifactRow,
     ChildSummary,
     DeletedCounts,
@@ -82,6 +84,32 @@ def _hook_run(row: sqlite3.Row) -> HookRunRow:
     fields["patch_applied"] = bool(fields["patch_applied"])
     fields["patch"] = jsonutil.loads(fields["patch"]) if fields["patch"] is not None else None
     return HookRunRow(**fields)
+
+
+_GRANT_COLUMNS = (
+    "id, workspace_id, agent_name, tool_id, input_digest, decision, profile_id, source, "
+    "tool_input, created_at"
+)
+_TOKEN_COLUMNS = (
+    "token_hash, kind, tool_id, session_id, workspace_id, agent_name, input_digest, created_at, "
+    "expires_at, used_at"
+)
+
+
+def _grant(row: sqlite3.Row) -> ApprovalGrantRow:
+    # "" stands for "any" in the key columns, so that UNIQUE treats it as a value
+    return ApprovalGrantRow(
+        id=row["id"],
+        workspace_id=row["workspace_id"],
+        agent_name=row["agent_name"] or None,
+        tool_id=row["tool_id"],
+        input_digest=row["input_digest"] or None,
+        decision=row["decision"],
+        profile_id=row["profile_id"],
+        source=row["source"],
+        created_at=row["created_at"],
+        tool_input=jsonutil.loads(row["tool_input"]) if row["tool_input"] else None,
+    )
 
 
 def _session(row: sqlite3.Row) -> SessionRow:
@@ -349,6 +377,33 @@ class _SQLiteReader(StoreReader):
         )
         return [HookStatsRow(**dict(row)) for row in rows]
 
+    def approval_grants(self, workspace_id: str | None = None) -> list[ApprovalGrantRow]:
+        where, params = ("WHERE workspace_id = ? ", [workspace_id]) if workspace_id else ("", [])
+        rows = self._conn.execute(
+            f"SELECT {_GRANT_COLUMNS} FROM approval_grants {where}ORDER BY seq", params
+        )
+        return [_grant(row) for row in rows]
+
+    def approval_grant(self, grant_id: str) -> ApprovalGrantRow | None:
+        row = self._one(f"SELECT {_GRANT_COLUMNS} FROM approval_grants WHERE id = ?", (grant_id,))
+        return _grant(row) if row else None
+
+    def approval_token(self, token_hash: str) -> ApprovalTokenRow | None:
+        row = self._one(
+            f"SELECT {_TOKEN_COLUMNS} FROM approval_tokens WHERE token_hash = ?", (token_hash,)
+        )
+        return ApprovalTokenRow(**dict(row)) if row else None
+
+    def approval_modes(self, session_ids: Sequence[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for part in chunks(list(session_ids)):
+            marks = ",".join("?" * len(part))
+            rows = self._conn.execute(
+                f"SELECT session_id, mode FROM approval_modes WHERE session_id IN ({marks})", part
+            )
+            found.update((row["session_id"], row["mode"]) for row in rows)
+        return found
+
 
 class _SQLiteWriter(_SQLiteReader, StoreWriter):
     def insert_workspace(self, row: WorkspaceRow) -> None:
@@ -466,6 +521,10 @@ class _SQLiteWriter(_SQLiteReader, StoreWriter):
             self._conn.execute(f"DELETE FROM session_events WHERE session_id IN ({marks})", part)
             # hook runs carry a call's stderr and patches: they go with the session
             self._conn.execute(f"DELETE FROM hook_runs WHERE session_id IN ({marks})", part)
+            # and so do its approval tokens, answers and permission mode (grants stay: they
+            # are the workspace's and the agent's, not one session's)
+            self._conn.execute(f"DELETE FROM approval_tokens WHERE session_id IN ({marks})", part)
+            self._conn.execute(f"DELETE FROM approval_modes WHERE session_id IN ({marks})", part)
             orphans = [
                 row["uri"]
                 for row in self._conn.execute(
@@ -496,6 +555,86 @@ class _SQLiteWriter(_SQLiteReader, StoreWriter):
         deleted = self._conn.execute("DELETE FROM hooks WHERE id = ?", (hook_id,)).rowcount
         self._conn.execute("DELETE FROM hook_stats WHERE hook_id = ?", (hook_id,))
         return deleted == 1
+
+    def put_approval_grant(self, row: ApprovalGrantRow) -> ApprovalGrantRow:
+        stored = self._one(
+            f"INSERT INTO approval_grants ({_GRANT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (workspace_id, agent_name, tool_id, input_digest) DO UPDATE SET "
+            "decision = excluded.decision, profile_id = excluded.profile_id, "
+            "source = excluded.source, tool_input = excluded.tool_input, "
+            f"created_at = excluded.created_at RETURNING {_GRANT_COLUMNS}",
+            (
+                row.id,
+                row.workspace_id,
+                row.agent_name or "",
+                row.tool_id,
+                row.input_digest or "",
+                row.decision,
+                row.profile_id,
+                row.source,
+                jsonutil.dumps(row.tool_input).decode() if row.tool_input is not None else None,
+                row.created_at,
+            ),
+        )
+        assert stored is not None
+        return _grant(stored)
+
+    def delete_approval_grant(self, grant_id: str) -> bool:
+        cursor = self._conn.execute("DELETE FROM approval_grants WHERE id = ?", (grant_id,))
+        return cursor.rowcount == 1
+
+    def put_approval_token(self, row: ApprovalTokenRow) -> None:
+        self._conn.execute(
+            f"INSERT INTO approval_tokens ({_TOKEN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                row.token_hash,
+                row.kind,
+                row.tool_id,
+                row.session_id,
+                row.workspace_id,
+                row.agent_name,
+                row.input_digest,
+                row.created_at,
+                row.expires_at,
+                row.used_at,
+            ),
+        )
+
+    def use_approval_token(self, token_hash: str, now: str) -> bool:
+        cursor = self._conn.execute(
+            "UPDATE approval_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL",
+            (now, token_hash),
+        )
+        return cursor.rowcount == 1
+
+    def take_approval_pass(
+        self, session_id: str, tool_id: str, input_digest: str, now: str
+    ) -> ApprovalTokenRow | None:
+        row = self._one(
+            f"SELECT {_TOKEN_COLUMNS} FROM approval_tokens WHERE session_id = ? AND tool_id = ? "
+            "AND input_digest = ? AND kind != 'token' AND used_at IS NULL AND expires_at > ? "
+            "ORDER BY created_at, rowid LIMIT 1",
+            (session_id, tool_id, input_digest, now),
+        )
+        if row is None:
+            return None
+        self.use_approval_token(row["token_hash"], now)
+        return ApprovalTokenRow(**{**dict(row), "used_at": now})
+
+    def set_approval_mode(self, session_id: str, mode: str | None, now: str) -> None:
+        if mode is None:
+            self._conn.execute("DELETE FROM approval_modes WHERE session_id = ?", (session_id,))
+            return
+        self._conn.execute(
+            "INSERT INTO approval_modes (session_id, mode, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (session_id) DO UPDATE SET mode = excluded.mode, "
+            "updated_at = excluded.updated_at",
+            (session_id, mode, now),
+        )
+
+    def delete_expired_approval_tokens(self, now: str) -> int:
+        cursor = self._conn.execute("DELETE FROM approval_tokens WHERE expires_at <= ?", (now,))
+        return cursor.rowcount
 
     def add_hook_run(self, row: HookRunRow, *, failed: bool) -> None:
         cursor = self._conn.execute(
