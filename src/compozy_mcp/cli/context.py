@@ -44,6 +44,9 @@ class Context:
     env: Mapping[str, str]
     target: Target | None = None
     token: str | None = None
+    #: ``-v``: ask a daemon for the dispatch diagnostic of an error (it answers only on its
+    #: socket or from loopback)
+    diagnostics: bool = False
 
     @classmethod
     def resolve(
@@ -53,6 +56,7 @@ class Context:
         home: str | None = None,
         url: str | None = None,
         socket: str | None = None,
+        diagnostics: bool = False,
     ) -> Context:
         """The context of a command line: flags win over the environment."""
         merged = dict(env)
@@ -63,7 +67,7 @@ class Context:
         token = env.get(ENV_TOKEN) or None
         if token is None and env.get(ENV_TOKEN_FILE):
             token = read_token_file(Path(env[ENV_TOKEN_FILE]).expanduser())
-        return cls(merged, target, token)
+        return cls(merged, target, token, diagnostics)
 
     def settings(self) -> Settings:
         from compozy_mcp.config import Settings
@@ -81,7 +85,7 @@ class Context:
         if self.target is not None:
             from compozy_mcp.hostapi.remote import RemoteHost
 
-            return RemoteHost(self.target, token=self.token)
+            return RemoteHost(self.target, token=self.token, diagnostics=self.diagnostics)
         from compozy_mcp.hostapi.local import LocalHost
 
         return LocalHost.open(self.settings())

@@ -13,10 +13,10 @@ import argparse
 import sys
 from typing import Any
 
-from compozy_mcp import jsonutil
 from compozy_mcp.cli import hooks_text
 from compozy_mcp.cli.context import Context
 from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.output import emit
 from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.cli.tool import bad_input, read_json, read_json_object
 from compozy_mcp.errors import InvalidRequest
@@ -34,10 +34,7 @@ def _call(context: Context, verb: str, tool_input: dict[str, Any]) -> dict[str, 
 
 
 def _show(args: argparse.Namespace, structured: dict[str, Any], lines: list[str]) -> int:
-    if args.output == "json":
-        print(jsonutil.dumps_pretty(structured))
-    else:
-        print("\n".join(lines))
+    emit(args, structured, lambda _style: "\n".join(lines))
     return EXIT_OK
 
 

@@ -19,8 +19,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from compozy_mcp import jsonutil
 from compozy_mcp.cli.options import output_options
+from compozy_mcp.cli.output import emit, is_document
 from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.errors import ConfigError
 from compozy_mcp.reasons import Reason
@@ -173,10 +173,7 @@ def _definition(args: argparse.Namespace) -> ServerDefinition:
 
 
 def _say(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
-    if args.output == "json":
-        print(jsonutil.dumps_pretty(payload))
-    else:
-        print(text)
+    emit(args, payload, lambda _style: text)
 
 
 def _add(args: argparse.Namespace, context: Context) -> int:
@@ -235,8 +232,8 @@ def _list(args: argparse.Namespace, context: Context) -> int:
         payload = context.call(lambda host: host.list_mcp_servers())
     else:
         payload = _local_listing(args, context)
-    if args.output == "json":
-        print(jsonutil.dumps_pretty(payload))
+    if is_document(args):
+        emit(args, payload)
     else:
         _print_listing(payload["servers"], checked=args.check)
     return EXIT_OK
