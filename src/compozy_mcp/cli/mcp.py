@@ -305,10 +305,17 @@ def _print_listing(rows: list[dict[str, Any]], *, checked: bool) -> None:
 def _serve(context: Context) -> int:
     import anyio
 
+    from compozy_mcp.cli.proxy import announce_stdio
     from compozy_mcp.host.server import HostServer
     from compozy_mcp.proxy.transports import serve_stdio
 
     host = context.open_host()
+    where = f"the compozy daemon at {context.target}" if context.target else "this home's store"
+    announce_stdio(
+        "compozy mcp serve",
+        f"the Host API tools (compozy_host__*) of {where}",
+        "compozy mcp serve",
+    )
 
     async def main() -> None:
         try:

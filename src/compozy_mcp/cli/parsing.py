@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,7 +177,7 @@ def examples_epilog(lines: Sequence[str]) -> str:
     return EXAMPLES_HEADING + "\n" + "\n".join(f"  {line}" for line in lines)
 
 
-def finish(parser: argparse.ArgumentParser, examples: dict[str, Sequence[str]]) -> None:
+def finish(parser: argparse.ArgumentParser, examples: Mapping[str, Sequence[str]]) -> None:
     """Global options on every subcommand; each command's examples as its ``--help`` epilog
     (a command whose module wrote its own epilog keeps it)."""
     for path, child in subparsers(parser):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from compozy_mcp import jsonutil
@@ -183,7 +184,7 @@ def info(args: argparse.Namespace, context: Context) -> int:
     return EXIT_OK
 
 
-def _views(tool: dict[str, Any]) -> str:
+def _views(tool: Mapping[str, Any]) -> str:
     # a tool of an MCP server has no risk class or views of ours
     if "has_result_views" not in tool:
         return "-"
