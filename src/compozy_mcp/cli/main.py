@@ -31,6 +31,7 @@ COMMAND_MODULES = {
     "catalog": "release_note",
     "store": "store",
     "hooks": "hooks",
+    "completion": "completion",
 }
 
 

@@ -68,14 +68,18 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="'NAME: VALUE'",
         help="HTTP header of an http server (repeatable; ${VAR} is read when it connects)",
     )
-    add.add_argument("name", metavar="NAME")
-    add.add_argument("target", metavar="COMMAND_OR_URL")
-    add.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+    add.add_argument("name", metavar="NAME", help="the server's name: its tools are NAME__<tool>")
+    add.add_argument(
+        "target", metavar="COMMAND_OR_URL", help="the command of a stdio server, or its URL"
+    )
+    add.add_argument(
+        "args", nargs=argparse.REMAINDER, metavar="ARGS", help="the stdio command's arguments"
+    )
     output_options(add)
 
     remove = sub.add_parser("remove", help="remove an MCP server definition")
     _scope_option(remove, default=None)
-    remove.add_argument("name", metavar="NAME")
+    remove.add_argument("name", metavar="NAME", help="the server's name")
     output_options(remove)
 
     listing = sub.add_parser(

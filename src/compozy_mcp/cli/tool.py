@@ -238,7 +238,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     tool_commands = tool.add_subparsers(dest="tool_command", metavar="SUBCOMMAND", required=True)
 
     invoke_cmd = tool_commands.add_parser("invoke", help="invoke a tool with a JSON input")
-    invoke_cmd.add_argument("tool_id", metavar="TOOL_ID")
+    invoke_cmd.add_argument("tool_id", metavar="TOOL_ID", help="the tool's id (compozy tool list)")
     invoke_cmd.add_argument(
         "--input",
         default="{}",
@@ -256,7 +256,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     output_options(invoke_cmd)
 
     info_cmd = tool_commands.add_parser("info", help="show a tool's contract")
-    info_cmd.add_argument("tool_id", metavar="TOOL_ID")
+    info_cmd.add_argument("tool_id", metavar="TOOL_ID", help="the tool's id (compozy tool list)")
     output_options(info_cmd)
 
     list_cmd = tool_commands.add_parser("list", help="list the native tools")
@@ -264,7 +264,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     output_options(list_cmd)
 
     search_cmd = tool_commands.add_parser("search", help="search the native tools")
-    search_cmd.add_argument("query", metavar="QUERY")
+    search_cmd.add_argument("query", metavar="QUERY", help="what the tool should do, in words")
     output_options(search_cmd)
 
 
