@@ -8,10 +8,13 @@ Deadlines here bound a wait; no test asserts on how long anything took.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import pty
 import select
 import signal
+import struct
+import termios
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -72,11 +75,15 @@ class Terminal:
 
 
 @contextlib.contextmanager
-def on_terminal(argv: Sequence[str], env: Mapping[str, str]) -> Iterator[Terminal]:
-    """Run ``argv`` on a new pseudo-terminal; killed (and reaped) if still running at the end."""
+def on_terminal(
+    argv: Sequence[str], env: Mapping[str, str], *, columns: int = 80
+) -> Iterator[Terminal]:
+    """Run ``argv`` on a new pseudo-terminal ``columns`` wide; killed (and reaped) if still
+    running at the end."""
     pid, fd = pty.fork()
-    if pid == 0:  # the child: exec at once (nothing of the test process runs here)
+    if pid == 0:  # the child: size its terminal, exec (nothing of the test process runs here)
         try:
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
             os.execve(argv[0], list(argv), dict(env))
         finally:
             os._exit(127)

@@ -280,3 +280,46 @@ def test_unknown_session_suggests_close_ids_in_process_and_against_a_daemon(
         done = _cli(home, "session", "status", "sess-exampel", *target)
         assert done.returncode == 3
         assert 'hint: did you mean "sess-example"?' in done.stderr
+
+
+# --- item 3 on a terminal: colour, NO_COLOR, the terminal's width; completion ---------------
+
+
+def _tty_output(home: Home, args: tuple[str, ...], columns: int, **env: str) -> str:
+    environment = {k: v for k, v in home.env.items() if k not in ("NO_COLOR", "COLUMNS")}
+    environment.update(TERM="xterm", **env)
+    with on_terminal([str(COMPOZY), *args], environment, columns=columns) as terminal:
+        assert terminal.wait(STOP_SECONDS) == 0, terminal.text
+    return terminal.text
+
+
+def test_a_terminal_gets_colour_and_its_width_a_pipe_and_no_color_get_neither(
+    home: Home,
+) -> None:
+    coloured = _tty_output(home, ("session", "list"), 90)
+    assert "\x1b[1mID\x1b[0m" in coloured
+    assert "\x1b[32mactive\x1b[0m" in coloured
+    assert "\x1b[" not in _tty_output(home, ("session", "list"), 90, NO_COLOR="1")
+    piped = _cli(home, "session", "list")
+    assert "\x1b[" not in piped.stdout
+    narrow = _tty_output(home, ("tool", "list"), 80, NO_COLOR="1")
+    assert all(len(line) <= 80 for line in narrow.splitlines())
+    wide = _tty_output(home, ("tool", "list"), 250, NO_COLOR="1")
+    assert max(len(line) for line in wide.splitlines()) > 80
+
+
+def test_completion_scripts_complete_commands_in_bash(home: Home) -> None:
+    for shell in ("bash", "zsh", "fish"):
+        done = _cli(home, "completion", shell)
+        assert done.returncode == 0
+        assert "_ARGCOMPLETE" in done.stdout
+    script = (
+        "source <(compozy completion bash); COMP_WORDS=(compozy ses); COMP_CWORD=1; "
+        'COMP_LINE="compozy ses"; COMP_POINT=11; _python_argcomplete compozy ses compozy; '
+        'echo "${COMPREPLY[@]}"'
+    )
+    env = dict(home.env, PATH=f"{COMPOZY.parent}:{home.env.get('PATH', '')}")
+    done = subprocess.run(
+        ["bash", "-c", script], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.stdout.split() == ["session"]

@@ -28,7 +28,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace, context: Context) -> int:
-    import argcomplete
+    from argcomplete.shell_integration import shellcode
 
-    sys.stdout.write(argcomplete.shellcode(["compozy"], shell=args.shell))
+    sys.stdout.write(shellcode(["compozy"], shell=args.shell))
     return EXIT_OK
