@@ -10,6 +10,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -323,3 +324,34 @@ def test_completion_scripts_complete_commands_in_bash(home: Home) -> None:
         ["bash", "-c", script], env=env, capture_output=True, text=True, timeout=60, check=False
     )
     assert done.stdout.split() == ["session"]
+
+
+# --- item 4: what `compozy install` writes starts a working server ---------------------------
+
+
+def test_the_installed_command_serves_mcp(home: Home, tmp_path: Path) -> None:
+    done = _cli(home, "install", "claude-code", "--workspace", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    server = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["compozy"]
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    # what the client does: run command + args with env, write to stdin, read stdout
+    started = subprocess.run(
+        [server["command"], *server["args"]],
+        env={"PATH": "/usr/bin:/bin", **server["env"]},
+        input=json.dumps(request) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert started.returncode == 0, started.stderr
+    assert json.loads(started.stdout.splitlines()[0])["result"]["serverInfo"]["name"]

@@ -32,6 +32,7 @@ COMMAND_MODULES = {
     "store": "store",
     "hooks": "hooks",
     "completion": "completion",
+    "install": "install",
 }
 
 
