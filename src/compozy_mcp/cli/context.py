@@ -15,7 +15,6 @@ its errors come back as the same payloads.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -92,6 +91,8 @@ class Context:
 
     def call(self, operation: Callable[[HostClient], Awaitable[T]]) -> T:
         """Open the Host API, run one operation on it, close it."""
+        import asyncio  # commands that call nothing (--help, completion) never load it
+
         host = self.open_host()
 
         async def run() -> T:

@@ -9,7 +9,6 @@ the finished tree once, so a command added later gets all of this without doing 
 from __future__ import annotations
 
 import argparse
-import difflib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,8 @@ CUTOFF = 0.6
 def close_matches(word: str, candidates: Sequence[str]) -> list[str]:
     """The candidates a mistyped ``word`` most likely meant, best first. A word that is a
     prefix of exactly a few candidates suggests those too (``sess`` -> ``session``)."""
+    import difflib  # only a mistyped word pays for it
+
     found = difflib.get_close_matches(word, candidates, n=SUGGESTIONS, cutoff=CUTOFF)
     if word:
         found += [c for c in candidates if c.startswith(word) and c not in found]
