@@ -9,7 +9,7 @@ import json
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx2
@@ -50,13 +50,19 @@ def daemon(home: Home) -> Iterator[Daemon]:
         (("proxy",), "compozy proxy: serving the native tools over MCP on stdio"),
         (("mcp", "serve"), "compozy mcp serve: serving the Host API tools"),
         (("proxy", "--http", "127.0.0.1:0"), "compozy proxy: serving MCP at http://127.0.0.1:"),
+        (("proxy", "--uds", "{sock}"), "compozy proxy: serving MCP on unix socket"),
     ],
-    ids=["proxy-stdio", "mcp-serve", "proxy-http"],
+    ids=["proxy-stdio", "mcp-serve", "proxy-http", "proxy-uds"],
 )
 def test_ctrl_c_on_a_terminal_stops_at_once_after_one_line_saying_what_is_served(
     home: Home, args: tuple[str, ...], says: str
 ) -> None:
-    with on_terminal([str(COMPOZY), *args], home.env) as terminal:
+    with (
+        short_dir() as where,
+        on_terminal(
+            [str(COMPOZY), *(arg.format(sock=where / "p.sock") for arg in args)], home.env
+        ) as terminal,
+    ):
         text = terminal.read_until(says)
         terminal.type(CTRL_C)  # no Enter: the line discipline sends SIGINT
         code = terminal.wait(STOP_SECONDS)
@@ -66,6 +72,49 @@ def test_ctrl_c_on_a_terminal_stops_at_once_after_one_line_saying_what_is_served
         [line] = [ln for ln in text.splitlines() if ln.startswith("compozy ")]
         assert "Ctrl-C stops" in line
         assert "compozy install" in line
+
+
+def _initialize(process: subprocess.Popen[bytes]) -> None:
+    """An MCP initialize request over the process's stdio, answered."""
+    assert process.stdin is not None
+    assert process.stdout is not None
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    process.stdin.write(json.dumps(request).encode() + b"\n")
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1
+
+
+def test_sigterm_stops_a_proxy_relaying_a_daemon(home: Home, daemon: Daemon) -> None:
+    assert daemon.socket is not None
+    process = subprocess.Popen(
+        [str(COMPOZY), "--socket", str(daemon.socket), "proxy", "--session", "sess-example"],
+        env=home.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stderr is not None
+        assert "relaying the compozy daemon" in process.stderr.readline().decode()
+        _initialize(process)  # answered: it serves, and its SIGTERM handler is in place
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=STOP_SECONDS) == 0
+        out, err = process.communicate(timeout=STOP_SECONDS)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert out == b""
+    assert b"Traceback" not in err
 
 
 def test_ctrl_c_stops_a_proxy_relaying_a_daemon(home: Home, daemon: Daemon) -> None:
@@ -95,21 +144,7 @@ def test_sigterm_stops_a_piped_server_cleanly_and_stdout_stays_the_mcp_stream(
     try:
         # an initialize request answered proves it serves; stdio only
         if "--http" not in args:
-            assert process.stdin is not None
-            assert process.stdout is not None
-            request = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            }
-            process.stdin.write(json.dumps(request).encode() + b"\n")
-            process.stdin.flush()
-            assert json.loads(process.stdout.readline())["id"] == 1
+            _initialize(process)
         else:
             assert process.stderr is not None
             line = process.stderr.readline().decode()
@@ -158,6 +193,18 @@ def test_a_second_daemon_fails_before_announcing_anything(home: Home, daemon: Da
     assert str(daemon.socket) in done.stderr
 
 
+def _logged(daemon: Daemon, wanted: Callable[[str], bool], count: int = 1) -> list[str]:
+    """The daemon's log lines ``wanted`` picks, once there are ``count`` of them (a request's
+    line is written as its response ends, maybe after the client has read it)."""
+    deadline = time.monotonic() + STOP_SECONDS
+    while True:
+        found = [line for line in list(daemon.stderr_lines) if wanted(line)]
+        if len(found) >= count or time.monotonic() > deadline:
+            assert len(found) >= count, daemon.stderr
+            return found
+        time.sleep(0.05)
+
+
 def test_healthz_and_api_health_and_one_log_line_per_request(daemon: Daemon) -> None:
     with daemon.client() as client:
         live = client.get("/healthz")
@@ -173,8 +220,7 @@ def test_healthz_and_api_health_and_one_log_line_per_request(daemon: Daemon) -> 
     assert body["uptime_seconds"] >= 0
     with daemon.socket_client() as client:
         assert client.get("/api/health").status_code == 200
-    logged = [line for line in daemon.stderr_lines if "GET /api/health 200" in line]
-    assert len(logged) >= 2
+    logged = _logged(daemon, lambda line: "GET /api/health 200" in line, count=2)
     assert any(line.rstrip().endswith(" unix") for line in logged)
 
 
@@ -194,12 +240,8 @@ def test_log_format_json_writes_one_object_per_request(home: Home) -> None:
         daemon.client() as client,
     ):
         assert client.get("/healthz").status_code == 200
-        records = []
-        for line in list(daemon.stderr_lines):
-            if line.startswith("{"):
-                records.append(json.loads(line))
-    requests = [r for r in records if r.get("path") == "/healthz"]
-    assert requests
+        lines = _logged(daemon, lambda line: line.startswith("{") and '"/healthz"' in line)
+    requests = [json.loads(line) for line in lines]
     assert {"time", "level", "logger", "message", "method", "status", "duration_ms"} <= set(
         requests[0]
     )
@@ -207,12 +249,12 @@ def test_log_format_json_writes_one_object_per_request(home: Home) -> None:
 
 
 def test_without_log_level_info_requests_are_not_logged(home: Home) -> None:
-    with (
-        running_daemon(home, "--port", "0", "--no-uds", listeners=1) as daemon,
-        daemon.client() as client,
-    ):
-        assert client.get("/healthz").status_code == 200
-        assert not [line for line in daemon.stderr_lines if "GET /healthz" in line]
+    with running_daemon(home, "--port", "0", "--no-uds", listeners=1) as daemon:
+        with daemon.client() as client:
+            assert client.get("/healthz").status_code == 200
+        assert daemon.stop() == 0  # its stderr is complete once it has exited
+    assert "stopped" in daemon.stderr
+    assert "GET /healthz" not in daemon.stderr
 
 
 # --- item 1: -v against a daemon, anywhere on the line; one unknown-tool error ------------

@@ -254,9 +254,14 @@ def _serve(
     if args.uds:
         path = Path(args.uds).expanduser()
         sock = net.bind_uds(path)
-        _say(f"serving MCP on unix socket {path} at {transports.MCP_PATH}")
         app = transports.http_app(server, settings, uds=True, around=around)
-        net.serve(app, [sock], socket_files=[path], deadlines=deadlines)
+        net.serve(
+            app,
+            [sock],
+            socket_files=[path],
+            deadlines=deadlines,
+            announce=lambda: _say(f"serving MCP on unix socket {path} at {transports.MCP_PATH}"),
+        )
     elif args.http:
         host, port = parse_address(args.http)
         sock = net.bind_tcp(host, port)
@@ -268,9 +273,13 @@ def _serve(
                 f"warning: {host} is not a loopback address; anyone who can reach it "
                 "can call the tools"
             )
-        _say(f"serving MCP at {url}\n{client_setup(url)}")
         app = transports.http_app(server, settings, host=host, around=around)
-        net.serve(app, [sock], deadlines=deadlines)
+        net.serve(
+            app,
+            [sock],
+            deadlines=deadlines,
+            announce=lambda: _say(f"serving MCP at {url}\n{client_setup(url)}"),
+        )
     else:
         served = "the native tools" + (f" of session {args.session}" if args.session else "")
         if context.target is not None:
