@@ -204,6 +204,13 @@ def test_o_yaml_is_the_same_document_as_o_json(home: Home, line: tuple[str, ...]
         assert as_yaml == as_json
 
 
+def test_o_yaml_errors_are_the_json_error_document(home: Home) -> None:
+    as_json = compozy(home, "session", "status", "nope", "-o", "json")
+    as_yaml = compozy(home, "session", "status", "nope", "-o", "yaml")
+    assert as_yaml.returncode == as_json.returncode == 3
+    assert yaml.safe_load(as_yaml.stdout) == json.loads(as_json.stdout)
+
+
 def test_the_next_page_command_keeps_every_filter_and_the_limit(home: Home) -> None:
     for _ in range(2):
         assert compozy(home, "session", "create", "--agent", "general").returncode == 0

@@ -85,7 +85,8 @@ def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = N
 
         return report(
             error,
-            json_output=getattr(args, "output", "text") == "json",
+            json_output=getattr(args, "output", "table") == "json",
+            yaml_output=getattr(args, "output", "table") == "yaml",
             verbose=args.verbose,
             hint=_hint(error, args, context),
         )

@@ -59,12 +59,13 @@ def report(
     verbose: bool,
     out: TextIO | None = None,
     hint: str | None = None,
+    yaml_output: bool = False,
 ) -> int:
     """Print an error the way the chosen output format wants it; returns the exit code.
 
-    With ``-o json`` the structured error is the one document on stdout, so that a script
-    can parse it; readable output goes to stderr. ``-v`` adds the dispatch diagnostic (a
-    daemon's too, when it gave one: :data:`~compozy_mcp.hostapi.wire.DIAGNOSTIC_HEADER`);
+    With ``-o json`` (or ``-o yaml``) the structured error is the one document on stdout, so
+    that a script can parse it; readable output goes to stderr. ``-v`` adds the dispatch
+    diagnostic (a daemon's too, when it gave one: ``DIAGNOSTIC_HEADER`` in hostapi.wire);
     ``hint`` is what the user probably meant ("did you mean ...").
     """
     # The CLI's own failure to read --input is always explained; dispatch diagnostics on -v.
@@ -72,6 +73,10 @@ def report(
     payload = error_body(error, diagnostic=explain)["error"]
     if json_output:
         print(jsonutil.dumps_pretty({"error": payload}), file=out or sys.stdout)
+    elif yaml_output:
+        from compozy_mcp.cli.output import to_yaml
+
+        print(to_yaml({"error": payload}), end="", file=out or sys.stdout)
     else:
         print(
             f"error: {payload['message']} ({payload['code']}: {payload['reason']})", file=sys.stderr
