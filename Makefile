@@ -8,8 +8,9 @@ STAMP := $(VENV)/.installed-stamp
 
 $(STAMP): pyproject.toml
 	@echo "install: creating $(VENV) and installing compozy-mcp with its dev tools from PyPI"
+	@echo "install: about 55 packages, 200 MB; a minute or so the first time (once only)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m pip install --disable-pip-version-check --progress-bar off -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -65,6 +65,7 @@ SAMPLES: dict[type[CompozyError], Callable[[], CompozyError]] = {
         "notes__lookup", "notes", "is restarting"
     ),
     errors.InvalidRequest: lambda: errors.InvalidRequest("x"),
+    errors.AlreadyExists: lambda: errors.AlreadyExists("x", reason="profile_exists"),
     errors.RequestBodyInvalid: lambda: errors.RequestBodyInvalid("x"),
     errors.StoreBusy: lambda: errors.StoreBusy("x"),
     errors.RemoteError: lambda: errors.RemoteError(

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sqlite3
+import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +34,9 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from compozy_mcp import jsonutil
+from compozy_mcp import __version__, jsonutil
 from compozy_mcp.api import openapi
 from compozy_mcp.api.auth import Access, Guard
 from compozy_mcp.api.routes import EXCEPTION_HANDLERS, api_app
@@ -49,6 +52,74 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 HEALTHZ = "/healthz"
+#: readiness: the store answers a read (the Guard's token applies, like the rest of /api)
+HEALTH = API_PREFIX + "/health"
+access_log = logging.getLogger("compozy_mcp.access")
+
+
+async def store_health(app: App) -> dict[str, Any]:
+    """``{"status": "ok", "store": {"reachable": true, "schema_version": N}}``, or the
+    status ``unavailable`` with the reason the store could not be read."""
+
+    def probe() -> int | None:
+        with app.store.read() as reader:
+            reader.workspaces()
+        version = getattr(app.store, "schema_version", None)
+        return int(version()) if callable(version) else None
+
+    try:
+        schema_version = await anyio.to_thread.run_sync(probe)
+    except (CompozyError, sqlite3.Error) as error:
+        reason = error.reason if isinstance(error, CompozyError) else "store_unavailable"
+        return {"status": "unavailable", "store": {"reachable": False, "reason": str(reason)}}
+    store: dict[str, Any] = {"reachable": True}
+    if schema_version is not None:
+        store["schema_version"] = schema_version
+    return {"status": "ok", "store": store}
+
+
+class RequestLog:
+    """ASGI middleware: one log line per HTTP request at info level (``--log-level info``),
+    once its response has started: method, path, status, duration and the peer (``unix`` on
+    the socket). The query string is left out: it may hold a cursor or a search."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not access_log.isEnabledFor(logging.INFO):
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 0
+
+        async def watched(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        finally:
+            client = scope.get("client")
+            peer = f"{client[0]}:{client[1]}" if client else "unix"
+            duration_ms = round((time.perf_counter() - started) * 1000, 1)
+            access_log.info(
+                "%s %s %s %.1fms %s",
+                scope["method"],
+                scope["path"],
+                status or "-",
+                duration_ms,
+                peer,
+                extra={
+                    "method": scope["method"],
+                    "path": scope["path"],
+                    "status": status or None,
+                    "duration_ms": duration_ms,
+                    "peer": peer,
+                },
+            )
 
 
 async def _upkeep_every(app: App, seconds: float) -> None:
@@ -95,9 +166,22 @@ def daemon_app(
     )
     mcp_app.add_middleware(QuietDisconnects)
 
+    started = time.monotonic()
+
     async def healthz(_: Request) -> Response:
         body: dict[str, Any] = {"status": "ok", "mcp_sessions": sessions.open_sessions}
         return Response(jsonutil.dumps(body), media_type="application/json")
+
+    async def health(_: Request) -> Response:
+        body, status = await store_health(app), 200
+        body.update(
+            version=__version__,
+            uptime_seconds=round(time.monotonic() - started, 3),
+            mcp_sessions=sessions.open_sessions,
+        )
+        if body["status"] != "ok":
+            status = 503
+        return Response(jsonutil.dumps(body), status_code=status, media_type="application/json")
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -123,10 +207,14 @@ def daemon_app(
     combined = Starlette(
         routes=[
             Route(HEALTHZ, healthz, methods=["GET"]),
+            Route(HEALTH, health, methods=["GET"]),
             Mount(API_PREFIX, app=api_app(host, openapi.for_address(address))),
             *mcp_app.routes,
         ],
-        middleware=[Middleware(Guard, access=access, open_paths=(HEALTHZ,))],
+        middleware=[
+            Middleware(RequestLog),
+            Middleware(Guard, access=access, open_paths=(HEALTHZ,)),
+        ],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,
     )

@@ -30,6 +30,7 @@ invent errors; each maps these in one place: ``api/responses.py`` (HTTP status a
     │   ├── McpServerUnavailable        mcp_server_unavailable / mcp_server_down, _timeout, _lost
     │   └── ToolBackendFailed           tool_backend_failed / handler_failed, or the code and
     │                                   reason of the non-tool error that ended the call
+    ├── AlreadyExists                   conflict / workspace_exists, profile_exists
     ├── InvalidRequest                  invalid_request: a Host API request with a bad value
     │   └── RequestBodyInvalid          the HTTP body is not JSON, not an object, missing ...
     ├── StoreBusy                       store_busy: another writer held the store; retry
@@ -349,6 +350,14 @@ class ToolBackendFailed(ToolError):
 
 
 # --- requests that are not tool calls -------------------------------------------------------
+
+
+class AlreadyExists(CompozyError):
+    """A Host API request registering what is already registered: a workspace at the same
+    path, a profile of the same name. Nothing changed."""
+
+    code = "conflict"
+    default_reason = Reason.CONFLICT
 
 
 class InvalidRequest(CompozyError):

@@ -10,7 +10,7 @@ import os
 import signal
 import socket
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -147,9 +147,12 @@ async def serve_sockets(
     *,
     stop_on_signals: bool = False,
     deadlines: HttpDeadlines | None = None,
+    announce: Callable[[], None] | None = None,
 ) -> None:
     """Serve an ASGI app with uvicorn on bound sockets until cancelled, or, with
-    ``stop_on_signals``, until SIGINT or SIGTERM.
+    ``stop_on_signals``, until SIGINT or SIGTERM. ``announce`` runs once the signals are
+    handled, so that a Ctrl-C typed as soon as the announcement shows stops the server
+    cleanly.
 
     A second signal stops without waiting for open connections to finish, but the app's own
     shutdown (its lifespan: the relay's daemon connection, the MCP session manager, agent
@@ -191,6 +194,8 @@ async def serve_sockets(
     signals = (signal.SIGINT, signal.SIGTERM) if stop_on_signals else ()
     for sig in signals:
         loop.add_signal_handler(sig, stop)
+    if announce is not None:
+        announce()
     try:
         await server.serve(sockets=list(sockets))
         lifespan = getattr(server, "lifespan", None)
@@ -208,10 +213,16 @@ def serve(
     *,
     socket_files: Sequence[Path] = (),
     deadlines: HttpDeadlines | None = None,
+    announce: Callable[[], None] | None = None,
 ) -> None:
-    """Serve until SIGINT or SIGTERM, then close the sockets and remove ``socket_files``."""
+    """Serve until SIGINT or SIGTERM, then close the sockets and remove ``socket_files``;
+    ``announce`` says where, once a signal would stop it cleanly."""
     try:
-        asyncio.run(serve_sockets(app, sockets, stop_on_signals=True, deadlines=deadlines))
+        asyncio.run(
+            serve_sockets(
+                app, sockets, stop_on_signals=True, deadlines=deadlines, announce=announce
+            )
+        )
     finally:
         for sock in sockets:
             sock.close()

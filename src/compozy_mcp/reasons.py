@@ -31,6 +31,8 @@ class Reason(StrEnum):
     STALE_FENCE = "stale_fence"
     WRITE_CONFLICT = "write_conflict"
     SESSION_EXISTS = "session_exists"
+    WORKSPACE_EXISTS = "workspace_exists"
+    PROFILE_EXISTS = "profile_exists"
     SESSION_ARCHIVED = "session_archived"
     SESSION_NOT_ARCHIVED = "session_not_archived"
     SESSION_STOPPED = "session_stopped"

@@ -17,14 +17,15 @@ from compozy_mcp.views.mask import MovedField
 
 TITLE = "Result views: native tools return compact results by default"
 INTRO = (
-    "Native tools with result views now return a compact record by default. Pass "
-    '`"result_view": "full"` in a call\'s input to receive the complete record, unchanged '
-    "from earlier releases. Every field of a compact result is in the full result at the same "
-    "path with the same value, and the selector never changes what a tool does."
+    "Native tools with result views return a compact record by default. Pass "
+    '`"result_view": "full"` in a call\'s input to receive the complete record. Every field '
+    "of a compact result is in the full result at the same path with the same value, and the "
+    "selector never changes what a tool does."
 )
 PATHS = (
     "Paths are relative to the tool's result; `[]` steps into the items of a list, and `.*` "
-    "stands for keys the full schema leaves open."
+    "stands for keys the full schema leaves open. Tools that return the same record move the "
+    "same fields: they are listed together, once."
 )
 
 
@@ -47,31 +48,64 @@ def changes(tools: Iterable[RegisteredTool]) -> list[ToolChange]:
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class ChangeGroup:
+    """Tools that moved exactly the same fields (the 13 tools returning a session record)."""
+
+    tool_ids: tuple[str, ...]
+    moved: tuple[MovedField, ...]
+
+    def payload(self) -> dict[str, Any]:
+        moved = [{"path": m.path, "condition": m.condition} for m in self.moved]
+        return {"tool_ids": list(self.tool_ids), "moved_to_full": moved}
+
+
+def groups(found: list[ToolChange]) -> list[ChangeGroup]:
+    """``found`` grouped by the fields they moved, each group where its first tool is in
+    catalog order."""
+    by_moved: dict[tuple[MovedField, ...], list[str]] = {}
+    for change in found:
+        by_moved.setdefault(change.moved, []).append(change.tool_id)
+    return [ChangeGroup(tuple(ids), moved) for moved, ids in by_moved.items()]
+
+
+def _names(tool_ids: tuple[str, ...]) -> str:
+    return ", ".join(f"`{tool_id}`" for tool_id in tool_ids)
+
+
 def _field_line(field: MovedField) -> str:
     note = f" ({field.condition})" if field.condition else ""
     return f"- `{field.path}`{note}"
 
 
 def markdown(found: list[ToolChange]) -> str:
-    lines = [f"## {TITLE}", "", INTRO, "", f"### Tools whose default changed ({len(found)})", ""]
-    lines += ["| Tool | Fields moved to the full view |", "|---|---|"]
-    lines += [f"| `{c.tool_id}` | {len(c.moved)} |" for c in found]
+    grouped = groups(found)
+    lines = [f"## {TITLE}", "", INTRO, "", f"### Tools with a compact default ({len(found)})", ""]
+    lines += ["| Tools | Fields moved to the full view |", "|---|---|"]
+    lines += [f"| {_names(g.tool_ids)} | {len(g.moved)} |" for g in grouped]
     lines += ["", "### Fields that moved to the full view", "", PATHS]
-    for change in found:
-        lines += ["", f"#### `{change.tool_id}`", ""]
-        lines += [_field_line(field) for field in change.moved]
+    for group in grouped:
+        lines += ["", f"#### {_names(group.tool_ids)}", ""]
+        lines += [_field_line(field) for field in group.moved]
     return "\n".join(lines) + "\n"
 
 
 def text(found: list[ToolChange]) -> str:
     lines = [TITLE, ""]
-    for change in found:
-        lines.append(f"{change.tool_id}: {len(change.moved)} field(s) moved to the full view")
-        for field in change.moved:
+    for group in groups(found):
+        count = len(group.moved)
+        lines.append(f"{count} field{'s' if count != 1 else ''} moved to the full view in:")
+        lines += [f"  {tool_id}" for tool_id in group.tool_ids]
+        for field in group.moved:
             note = f"  ({field.condition})" if field.condition else ""
-            lines.append(f"  {field.path}{note}")
-    return "\n".join(lines) + "\n"
+            lines.append(f"    {field.path}{note}")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def payload(found: list[ToolChange]) -> dict[str, Any]:
-    return {"title": TITLE, "tools": [change.payload() for change in found]}
+    return {
+        "title": TITLE,
+        "groups": [group.payload() for group in groups(found)],
+        "tools": [change.payload() for change in found],
+    }

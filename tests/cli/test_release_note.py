@@ -36,17 +36,19 @@ def compozy(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def sections(markdown: str) -> dict[str, list[str]]:
-    """``#### `tool` `` heading -> the field paths listed under it."""
+    """tool -> the field paths listed under the ``#### `a`, `b` `` heading that names it."""
     out: dict[str, list[str]] = {}
-    current: str | None = None
+    current: list[str] = []
     for line in markdown.splitlines():
         if line.startswith("#### `"):
-            current = line.removeprefix("#### `").rstrip("`")
-            out[current] = []
+            current = [name.strip().strip("`") for name in line[5:].split(",")]
+            for name in current:
+                out[name] = []
         elif line.startswith("#"):
-            current = None
-        elif current is not None and line.startswith("- `"):
-            out[current].append(line[3:].split("`", 1)[0])
+            current = []
+        elif current and line.startswith("- `"):
+            for name in current:
+                out[name].append(line[3:].split("`", 1)[0])
     return out
 
 
@@ -96,7 +98,7 @@ def test_a_conditional_drop_carries_its_condition() -> None:
 
 def test_markdown_puts_each_field_under_its_tool() -> None:
     found = sections(releasenote.markdown(releasenote.changes(REGISTRY)))
-    assert list(found) == WITH_VIEWS
+    assert sorted(found) == sorted(WITH_VIEWS)  # grouped: catalog order within a group
     assert "permissions" in found["compozy__session_spawn"]
     assert "session.supervision" not in found["compozy__session_spawn"]
     assert "sessions[].lineage.permission_policy" in found["compozy__session_list"]
@@ -117,7 +119,7 @@ def test_cli_prints_markdown_by_default(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("## ")
     found = sections(done.stdout)
-    assert list(found) == WITH_VIEWS
+    assert sorted(found) == sorted(WITH_VIEWS)  # grouped: catalog order within a group
     for tool_id in SESSION_RECORD_TOOLS:
         for field in SESSION_FIELDS:
             assert field in found[tool_id]
@@ -139,8 +141,11 @@ def test_cli_json_lists_tools_and_fields(tmp_path: Path) -> None:
 def test_cli_text_output(tmp_path: Path) -> None:
     done = compozy(tmp_path, "catalog", "release-note", "-o", "text")
     assert done.returncode == 0, done.stderr
-    assert "compozy__session_status: 16 field(s) moved to the full view" in done.stdout
-    assert "  session.available_commands" in done.stdout
+    assert "16 fields moved to the full view in:\n  compozy__session_create\n" in done.stdout
+    assert "\n  compozy__session_status\n" in done.stdout
+    assert "    session.available_commands" in done.stdout
+    # each group's fields once, whatever the number of tools in it
+    assert done.stdout.count("    session.available_commands\n") == 1
 
 
 @pytest.mark.process
@@ -160,3 +165,34 @@ def test_cli_needs_no_store_and_no_mcp_server(tmp_path: Path) -> None:
     )
     assert done.stdout.strip() == "0 []"
     assert not (tmp_path / "home" / "compozy.db").exists()
+
+
+def test_tools_that_moved_the_same_fields_are_one_group_said_once() -> None:
+    """Issue 17, item 6: 13 tools return the session record; their 16 paths appear once."""
+    note = releasenote.markdown(releasenote.changes(REGISTRY))
+    assert note.count("- `session.available_commands`") == 1
+    [heading] = [
+        line for line in note.splitlines() if line.startswith("#### ") and "status" in line
+    ]
+    for tool_id in SESSION_RECORD_TOOLS:
+        assert f"`{tool_id}`" in heading
+    assert len(note.splitlines()) < 120
+    grouped = releasenote.groups(releasenote.changes(REGISTRY))
+    assert sorted(t for g in grouped for t in g.tool_ids) == sorted(WITH_VIEWS)
+    assert len({g.moved for g in grouped}) == len(grouped)
+
+
+def test_the_note_claims_nothing_about_earlier_releases() -> None:
+    """A first release: no "unchanged from earlier releases", no "now"."""
+    note = releasenote.markdown(releasenote.changes(REGISTRY)).lower()
+    for claim in ("earlier release", "unchanged from", " now ", "previous release"):
+        assert claim not in note
+
+
+def test_json_groups_and_tools_agree(tmp_path: Path) -> None:
+    done = compozy(tmp_path, "catalog", "release-note", "-o", "json")
+    document = json.loads(done.stdout)
+    per_tool = {t["tool_id"]: t["moved_to_full"] for t in document["tools"]}
+    for group in document["groups"]:
+        for tool_id in group["tool_ids"]:
+            assert per_tool[tool_id] == group["moved_to_full"]

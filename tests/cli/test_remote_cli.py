@@ -270,7 +270,7 @@ def test_mutations_print_the_same_record_either_way(home: Home, daemon: Daemon) 
     ("command", "extra", "kind"),
     [
         (("workspace", "add"), ("--name", "remote"), "workspaces"),
-        (("profile", "add", "Remote"), ("--color", "#000000", "--icon", "star"), "profiles"),
+        (("profile", "add"), ("--color", "#000000", "--icon", "star"), "profiles"),
     ],
 )
 def test_workspaces_and_profiles_added_either_way_print_the_same_shape_and_are_listed(
@@ -282,18 +282,30 @@ def test_workspaces_and_profiles_added_either_way_print_the_same_shape_and_are_l
     kind: str,
 ) -> None:
     assert daemon.url is not None
-    args = list(command)
-    if command[0] == "workspace":
-        args.append(str(tmp_path_factory.mktemp("project")))
-    local = compozy(home, *args, *extra, "-o", "json")
-    remote = compozy(home, "--url", daemon.url, *args, *extra, "-o", "json")
+
+    def target(n: int) -> str:
+        # paths and names are unique (issue 17): one for each way
+        if command[0] == "workspace":
+            return str(tmp_path_factory.mktemp(f"project{n}"))
+        return f"Remote {n}"
+
+    first, second = target(1), target(2)
+    local = compozy(home, *command, first, *extra, "-o", "json")
+    remote = compozy(home, "--url", daemon.url, *command, second, *extra, "-o", "json")
     assert (local.returncode, remote.returncode) == (0, 0), local.stderr + remote.stderr
     [mine], [theirs] = json.loads(local.stdout)[kind], json.loads(remote.stdout)[kind]
     assert mine.keys() == theirs.keys()
-    same_fields = {k: v for k, v in mine.items() if k not in ("id", "created_at")}
-    assert same_fields == {k: v for k, v in theirs.items() if k not in ("id", "created_at")}
+    varying = ("id", "created_at", "path", "name")
+    same_fields = {k: v for k, v in mine.items() if k not in varying}
+    assert same_fields == {k: v for k, v in theirs.items() if k not in varying}
     listed = json.loads(compozy(home, command[0], "list", "-o", "json").stdout)[kind]
     assert [mine, theirs] == listed[-2:]
+    # the same one again is refused alike either way, with the same words
+    again_local = compozy(home, *command, second, *extra)
+    again_remote = compozy(home, "--url", daemon.url, *command, first, *extra)
+    assert again_local.returncode == again_remote.returncode == 5
+    assert "(conflict: " in again_local.stderr
+    assert "(conflict: " in again_remote.stderr
 
 
 def test_session_create_against_the_daemon_is_the_record_status_reads(

@@ -128,7 +128,8 @@ def test_session_list_pages_with_limit_and_cursor(tmp_path_factory: pytest.TempP
     header, row, more = text.stdout.splitlines()
     assert header.split()[:4] == ["ID", "STATE", "BADGE", "AGENT"]
     assert row.split()[0] == "sess-two"
-    assert more == f"more: compozy session list --cursor {cursor}"
+    # the next page keeps the limit (issue 17)
+    assert more == f"more: compozy session list --limit 1 --cursor {cursor}"
 
 
 def test_session_archive_and_unarchive_move_a_session_off_and_back_on_the_board(

@@ -307,12 +307,15 @@ def test_invalid_input_is_redacted_and_verbose_names_the_field(
     shared: Home, tool_input: str, field: str
 ) -> None:
     done = invoke(shared, "compozy__session_status", tool_input, "-o", "json", "-v")
-    assert error_json(done, EXIT_USAGE) == {
+    error = error_json(done, EXIT_USAGE)
+    # the message stays redacted; -v adds the dispatch diagnostic beside it (issue 17)
+    assert {k: v for k, v in error.items() if k != "diagnostic"} == {
         "code": "tool_invalid_input",
         "reason": "schema_invalid",
         "message": REDACTED_INPUT,
         "tool_id": "compozy__session_status",
     }
+    assert f'input "{field}"' in error["diagnostic"]
     assert f'input "{field}"' in done.stderr
 
 

@@ -84,6 +84,7 @@ def test_text_output_is_one_line_per_row(tmp_path: Path) -> None:
     home = tmp_path / "home"
     assert _run(home, "profile", "add", "Ops", "--icon", "gear").returncode == 0
     lines = _run(home, "profile", "list").stdout.splitlines()
-    assert len(lines) == 2
-    assert lines[1].startswith("prof_")
-    assert lines[1].endswith("  Ops    gear")
+    assert lines[0].split() == ["ID", "NAME", "COLOR", "ICON"]
+    assert len(lines) == 3  # the header, the default profile, Ops
+    assert lines[2].startswith("prof_")
+    assert lines[2].split()[1:] == ["Ops", "gear"]

@@ -85,6 +85,14 @@ async def test_host_tools_take_no_selector_and_advertise_no_output_schema(client
         assert tool.input_schema["type"] == "object"
 
 
+async def test_every_host_tool_has_a_title(client: Client) -> None:
+    """Issue 17, item 5: every tool a title, the Host API's too."""
+    page = await client.list_tools()
+    titles = {tool.name: tool.title for tool in page.tools}
+    assert titles["compozy_host__session_list"] == "Host: session list"
+    assert all(titles.values())
+
+
 async def test_each_tool_returns_what_the_host_api_returns(client: Client, app: App) -> None:
     host = LocalHost(app)
     created = await call(client, "session_create", {"agent_name": "general", "name": "mcp"})

@@ -249,3 +249,12 @@ async def test_http_calls_of_the_2026_era_do_not_run_the_list_handler(app: App) 
                 )
             )
         assert counting.lists == 1
+
+
+async def test_every_tool_on_the_wire_has_a_title_and_described_inputs(listing: Listing) -> None:
+    """Issue 17, item 5, as a client receives it (each transport and protocol era)."""
+    from tests.native.test_model_facing import undescribed
+
+    for tool in listing.page.tools:
+        assert tool.title, tool.name
+        assert list(undescribed(tool.input_schema)) == [], tool.name

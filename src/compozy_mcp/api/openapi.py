@@ -156,7 +156,8 @@ ERROR_CAUSES = {
     401: "A bearer token is required and missing or wrong (unauthorized).",
     403: "The call is denied (tool_denied), or a browser Origin is not allowed (forbidden).",
     404: "Unknown tool (tool_not_found) or session, workspace, profile (not_found).",
-    409: "A stale fence or another conflict (tool_conflict).",
+    409: "A stale fence or another conflict (tool_conflict), or a workspace path or profile "
+    "name that is already registered (conflict).",
     413: f"The request body is larger than {MAX_BODY_BYTES} bytes (request_too_large).",
     421: "The Host header names no address this daemon serves (misdirected_request).",
     422: "Unknown provider or model, or unsupported reasoning effort "
@@ -492,7 +493,7 @@ def _paths() -> dict[str, Any]:
                 "operationId": "addWorkspace",
                 "summary": "Register a directory of the daemon's machine as a workspace.",
                 "requestBody": _json_body("WorkspaceAddRequest"),
-                "responses": _responses(201, "WorkspaceResponse", 400, 413),
+                "responses": _responses(201, "WorkspaceResponse", 400, 409, 413),
             },
         },
         "/api/profiles": {
@@ -505,7 +506,7 @@ def _paths() -> dict[str, Any]:
                 "operationId": "addProfile",
                 "summary": "Create a profile (how sessions are presented).",
                 "requestBody": _json_body("ProfileAddRequest"),
-                "responses": _responses(201, "ProfileResponse", 400, 413),
+                "responses": _responses(201, "ProfileResponse", 400, 409, 413),
             },
         },
         "/api/mcp/servers": {

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING
 
 from compozy_mcp import jsonutil
 from compozy_mcp.errors import CompozyError, StoreBusy
-from compozy_mcp.hostapi.wire import error_body
+from compozy_mcp.hostapi.wire import DIAGNOSTIC_HEADER, error_body
+from compozy_mcp.net import is_loopback
 
 if TYPE_CHECKING:
+    from starlette.requests import Request
     from starlette.responses import Response
 
 #: error code -> HTTP status; every code an error class carries is listed (a test walks them)
@@ -30,6 +32,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "not_found": 404,
     "method_not_allowed": 405,
     "tool_conflict": 409,
+    "conflict": 409,
     "request_too_large": 413,
     "misdirected_request": 421,
     "model_not_found": 422,
@@ -52,15 +55,29 @@ def status_for(error: CompozyError) -> int:
     return STATUS_BY_CODE.get(error.code, 500)
 
 
-def error_response(error: CompozyError, headers: Mapping[str, str] | None = None) -> Response:
+def error_response(
+    error: CompozyError, headers: Mapping[str, str] | None = None, *, diagnostic: bool = False
+) -> Response:
+    """The response of an error; ``diagnostic`` (:func:`wants_diagnostic`) adds the dispatch
+    message the body otherwise redacts."""
     from starlette.responses import Response
 
     all_headers = dict(headers or {})
     if error.code == StoreBusy.code:
         all_headers.setdefault("Retry-After", str(StoreBusy.retry_after_seconds))
     return Response(
-        jsonutil.dumps(error_body(error)),
+        jsonutil.dumps(error_body(error, diagnostic=diagnostic)),
         status_code=status_for(error),
         headers=all_headers,
         media_type="application/json",
     )
+
+
+def wants_diagnostic(request: Request) -> bool:
+    """Whether a request asked for the dispatch diagnostic (``X-Compozy-Diagnostic: 1``) and
+    may have it: it came over the Unix socket (no peer address) or from a loopback address,
+    never from a remote client, token or not."""
+    if request.headers.get(DIAGNOSTIC_HEADER) != "1":
+        return False
+    client = request.scope.get("client")
+    return not client or not client[0] or is_loopback(client[0])

@@ -19,7 +19,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from compozy_mcp import jsonutil
-from compozy_mcp.api.responses import error_response
+from compozy_mcp.api.responses import error_response, wants_diagnostic
 from compozy_mcp.api.streams import event_stream, wants_stream
 from compozy_mcp.errors import (
     CompozyError,
@@ -74,7 +74,7 @@ def _endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         try:
             status, payload = await handler(request)
         except CompozyError as error:
-            return error_response(error)
+            return error_response(error, diagnostic=wants_diagnostic(request))
         except ClientDisconnect:  # gone before its body arrived: nobody reads the answer
             return Response(status_code=400)
         except Exception:  # the daemon keeps serving; the log has the traceback

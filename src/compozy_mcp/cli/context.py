@@ -15,7 +15,6 @@ its errors come back as the same payloads.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -46,6 +45,9 @@ class Context:
     env: Mapping[str, str]
     target: Target | None = None
     token: str | None = None
+    #: ``-v``: ask a daemon for the dispatch diagnostic of an error (it answers only on its
+    #: socket or from loopback)
+    diagnostics: bool = False
 
     @classmethod
     def resolve(
@@ -55,6 +57,7 @@ class Context:
         home: str | None = None,
         url: str | None = None,
         socket: str | None = None,
+        diagnostics: bool = False,
     ) -> Context:
         """The context of a command line: flags win over the environment."""
         merged = dict(env)
@@ -67,7 +70,7 @@ class Context:
         token = env.get(ENV_TOKEN) or None
         if token is None and env.get(ENV_TOKEN_FILE):
             token = read_token_file(Path(env[ENV_TOKEN_FILE]).expanduser())
-        return cls(merged, target, token)
+        return cls(merged, target, token, diagnostics)
 
     def settings(self) -> Settings:
         from compozy_mcp.config import Settings
@@ -98,13 +101,15 @@ class Context:
         if target is not None:
             from compozy_mcp.hostapi.remote import RemoteHost
 
-            return RemoteHost(target, token=self.token)
+            return RemoteHost(target, token=self.token, diagnostics=self.diagnostics)
         from compozy_mcp.hostapi.local import LocalHost
 
         return LocalHost.open(self.settings())
 
     def call(self, operation: Callable[[HostClient], Awaitable[T]]) -> T:
         """Open the Host API, run one operation on it, close it."""
+        import asyncio  # commands that call nothing (--help, completion) never load it
+
         host = self.open_host()
 
         async def run() -> T:

@@ -13,10 +13,10 @@ import argparse
 import sys
 from typing import Any
 
-from compozy_mcp import jsonutil
 from compozy_mcp.cli import hooks_text
 from compozy_mcp.cli.context import Context
 from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.output import emit
 from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.cli.tool import bad_input, read_json, read_json_object
 from compozy_mcp.errors import InvalidRequest
@@ -34,10 +34,7 @@ def _call(context: Context, verb: str, tool_input: dict[str, Any]) -> dict[str, 
 
 
 def _show(args: argparse.Namespace, structured: dict[str, Any], lines: list[str]) -> int:
-    if args.output == "json":
-        print(jsonutil.dumps_pretty(structured))
-    else:
-        print("\n".join(lines))
+    emit(args, structured, lambda _style: "\n".join(lines))
     return EXIT_OK
 
 
@@ -211,20 +208,28 @@ def _definition_options(parser: argparse.ArgumentParser, *, creating: bool) -> N
     parser.add_argument("--tool", metavar="GLOB", help="match tool ids (fnmatch glob)")
     parser.add_argument("--agent", metavar="GLOB", help="match the caller's agent name")
     parser.add_argument("--workspace", metavar="GLOB", help="match the caller's workspace")
-    parser.add_argument("--session-type", choices=("user", "subagent", "automation"))
+    parser.add_argument(
+        "--session-type",
+        choices=("user", "subagent", "automation"),
+        help="match the caller's session type",
+    )
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="default 10")
     parser.add_argument(
         "--mode", choices=("sync", "async"), help="sync (default) or async (observe only)"
     )
     switch = parser.add_mutually_exclusive_group()
-    switch.add_argument("--enabled", dest="enabled", action="store_true", default=None)
-    switch.add_argument("--disabled", dest="enabled", action="store_false")
+    switch.add_argument(
+        "--enabled", dest="enabled", action="store_true", default=None, help="the hook runs"
+    )
+    switch.add_argument(
+        "--disabled", dest="enabled", action="store_false", help="the hook is kept, not run"
+    )
     parser.add_argument(
         "--on-error",
         choices=("allow", "deny"),
         help="a failing sync pre_call hook lets the call run (allow, default) or refuses it",
     )
-    parser.add_argument("--description")
+    parser.add_argument("--description", help="what the hook is for, for people")
     output_options(parser)
 
 
@@ -235,7 +240,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     verbs = hooks.add_subparsers(dest="hooks_command", metavar="SUBCOMMAND", required=True)
 
     listing = verbs.add_parser("list", help="hooks, their last outcome and failed runs")
-    listing.add_argument("--event", choices=EVENTS)
+    listing.add_argument("--event", choices=EVENTS, help="only hooks of this event")
     listing.add_argument("--full", action="store_true", help="the full view")
     output_options(listing)
 
@@ -246,7 +251,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ("delete", "delete a stored hook"),
     ):
         one = verbs.add_parser(verb, help=text)
-        one.add_argument("hook_id", metavar="ID")
+        one.add_argument("hook_id", metavar="ID", help="the hook's id (compozy hooks list)")
         output_options(one)
 
     made = verbs.add_parser("create", help="create a hook")
@@ -254,17 +259,17 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _definition_options(made, creating=True)
 
     changed = verbs.add_parser("update", help="change a stored hook")
-    changed.add_argument("hook_id", metavar="ID")
+    changed.add_argument("hook_id", metavar="ID", help="the hook's id (compozy hooks list)")
     _definition_options(changed, creating=False)
 
     log = verbs.add_parser("runs", help="the run log, newest first")
-    log.add_argument("--hook", metavar="ID")
-    log.add_argument("--event", choices=EVENTS)
-    log.add_argument("--call", metavar="TOOL_CALL_ID")
+    log.add_argument("--hook", metavar="ID", help="runs of this hook")
+    log.add_argument("--event", choices=EVENTS, help="runs for this event")
+    log.add_argument("--call", metavar="TOOL_CALL_ID", help="runs for this tool call")
     log.add_argument("--session", metavar="ID", help="runs of calls this session made")
     log.add_argument("--failed", action="store_true", help="failed runs only")
-    log.add_argument("--limit", type=int)
-    log.add_argument("--cursor")
+    log.add_argument("--limit", type=int, metavar="N", help="at most N runs")
+    log.add_argument("--cursor", help="the next_cursor of a previous page")
     log.add_argument("--full", action="store_true", help="the full view (stderr, patches)")
     output_options(log)
 
@@ -274,7 +279,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     trial = verbs.add_parser(
         "test", help="run one hook once and show what it decides (calls no tool)"
     )
-    trial.add_argument("hook_id", metavar="ID")
+    trial.add_argument("hook_id", metavar="ID", help="the hook's id (compozy hooks list)")
     trial.add_argument("--event", choices=EVENTS, help="default: the hook's event")
     source = trial.add_mutually_exclusive_group()
     source.add_argument("--payload", metavar="FILE", help="send this payload (JSON) as it is")

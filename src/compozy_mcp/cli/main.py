@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -17,6 +16,8 @@ from compozy_mcp.errors import CompozyError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from compozy_mcp.cli.context import Context
 
 #: command name -> module in compozy_mcp.cli; the module registers the parser and runs it
 COMMAND_MODULES = {
@@ -32,76 +33,53 @@ COMMAND_MODULES = {
     "hooks": "hooks",
     "agent": "agent",
     "approvals": "approvals",
+    "completion": "completion",
+    "install": "install",
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from compozy_mcp.cli.examples import EXAMPLES
+    from compozy_mcp.cli.parsing import Parser, add_global_options, finish
+
+    parser = Parser(
         prog="compozy",
         description="Managed agent sessions: native tools with compact and full result views.",
+        epilog="Global options (--home, --url, --socket, -v, --log-level, --log-format, "
+        "--color) may come before or after the subcommand. Shell completion: "
+        "compozy completion bash|zsh|fish.",
     )
     parser.add_argument("--version", action="version", version=f"compozy-mcp {__version__}")
-    parser.add_argument("--home", help="data directory (default: $COMPOZY_HOME or ~/.compozy)")
-    daemon = parser.add_mutually_exclusive_group()
-    daemon.add_argument(
-        "--url",
-        help="run against the daemon at this URL (http://HOST:PORT or unix:PATH; default: "
-        "$COMPOZY_URL, else in-process on the store)",
-    )
-    daemon.add_argument("--socket", metavar="PATH", help="run against the daemon on this socket")
+    add_global_options(parser, suppress=False)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in dict.fromkeys(COMMAND_MODULES.values()):
         importlib.import_module(f"compozy_mcp.cli.{module}").add_parser(commands)
+    finish(parser, EXAMPLES)
     return parser
-
-
-class _Formatter(logging.Formatter):
-    """``compozy: warning: ...``; tracebacks only with ``COMPOZY_DEBUG=1``."""
-
-    def __init__(self, debug: bool) -> None:
-        super().__init__("compozy: %(levelname)s: %(message)s")
-        self.debug = debug
-
-    def format(self, record: logging.LogRecord) -> str:
-        # a copy: other handlers (a test's log capture) see the record as it was logged
-        shown = logging.makeLogRecord(record.__dict__)
-        shown.levelname = record.levelname.lower()
-        if not self.debug:
-            shown.exc_info = None
-            shown.exc_text = None
-        return super().format(shown)
-
-
-class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
-    """The CLI's one log handler: on whatever ``sys.stderr`` is when a record is written."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.stream = sys.stderr
-        super().emit(record)
-
-
-def _configure_logging(env: Mapping[str, str]) -> None:
-    debug = env.get("COMPOZY_DEBUG") == "1"
-    root = logging.getLogger()
-    handler = next((h for h in root.handlers if isinstance(h, _Handler)), None)
-    if handler is None:
-        handler = _Handler(sys.stderr)
-        root.addHandler(handler)
-    handler.setFormatter(_Formatter(debug))
-    root.setLevel(logging.DEBUG if debug else logging.WARNING)
 
 
 def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = None) -> int:
     """Run one command. ``env`` is the environment commands read (``os.environ`` by default);
     nothing here writes to ``os.environ``."""
     from compozy_mcp.cli.context import Context
+    from compozy_mcp.cli.logs import configure_logging
 
     env = os.environ if env is None else env
-    args = build_parser().parse_args(argv)
-    _configure_logging(env)
+    parser = build_parser()
+    if "_ARGCOMPLETE" in env:  # the shell asks for completions (compozy completion ...)
+        import argcomplete
+
+        argcomplete.autocomplete(parser)
+    args = parser.parse_args(argv)
+    configure_logging(env, level=args.log_level, form=args.log_format)
     module = importlib.import_module(f"compozy_mcp.cli.{COMMAND_MODULES[args.command]}")
+    context: Context | None = None
     try:
-        context = Context.resolve(env, home=args.home, url=args.url, socket=args.socket)
+        if args.url and args.socket:
+            parser.error("argument --socket: not allowed with argument --url")
+        context = Context.resolve(
+            env, home=args.home, url=args.url, socket=args.socket, diagnostics=args.verbose
+        )
         code: int = module.run(args, context)
         return code
     except CompozyError as error:
@@ -109,8 +87,10 @@ def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = N
 
         return report(
             error,
-            json_output=getattr(args, "output", "text") == "json",
-            verbose=getattr(args, "verbose", False),
+            json_output=getattr(args, "output", "table") == "json",
+            yaml_output=getattr(args, "output", "table") == "yaml",
+            verbose=args.verbose,
+            hint=_hint(error, args, context),
         )
     except KeyboardInterrupt:
         return 130
@@ -118,6 +98,15 @@ def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = N
         # Output piped into a command that closed early (``| head``) is not an error.
         sys.stderr.close()
         return 0
+
+
+def _hint(error: CompozyError, args: argparse.Namespace, context: Context | None) -> str | None:
+    """What the user probably meant, for an unknown tool or session id."""
+    if context is None:
+        return None
+    from compozy_mcp.cli.suggest import hint
+
+    return hint(error, args, context)
 
 
 if __name__ == "__main__":

@@ -19,8 +19,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from compozy_mcp import jsonutil
 from compozy_mcp.cli.options import output_options
+from compozy_mcp.cli.output import emit, is_document
 from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.errors import ConfigError
 from compozy_mcp.reasons import Reason
@@ -68,14 +68,18 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="'NAME: VALUE'",
         help="HTTP header of an http server (repeatable; ${VAR} is read when it connects)",
     )
-    add.add_argument("name", metavar="NAME")
-    add.add_argument("target", metavar="COMMAND_OR_URL")
-    add.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+    add.add_argument("name", metavar="NAME", help="the server's name: its tools are NAME__<tool>")
+    add.add_argument(
+        "target", metavar="COMMAND_OR_URL", help="the command of a stdio server, or its URL"
+    )
+    add.add_argument(
+        "args", nargs=argparse.REMAINDER, metavar="ARGS", help="the stdio command's arguments"
+    )
     output_options(add)
 
     remove = sub.add_parser("remove", help="remove an MCP server definition")
     _scope_option(remove, default=None)
-    remove.add_argument("name", metavar="NAME")
+    remove.add_argument("name", metavar="NAME", help="the server's name")
     output_options(remove)
 
     listing = sub.add_parser(
@@ -173,10 +177,7 @@ def _definition(args: argparse.Namespace) -> ServerDefinition:
 
 
 def _say(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
-    if args.output == "json":
-        print(jsonutil.dumps_pretty(payload))
-    else:
-        print(text)
+    emit(args, payload, lambda _style: text)
 
 
 def _add(args: argparse.Namespace, context: Context) -> int:
@@ -235,8 +236,8 @@ def _list(args: argparse.Namespace, context: Context) -> int:
         payload = context.call(lambda host: host.list_mcp_servers())
     else:
         payload = _local_listing(args, context)
-    if args.output == "json":
-        print(jsonutil.dumps_pretty(payload))
+    if is_document(args):
+        emit(args, payload)
     else:
         _print_listing(payload["servers"], checked=args.check)
     return EXIT_OK
@@ -308,10 +309,17 @@ def _print_listing(rows: list[dict[str, Any]], *, checked: bool) -> None:
 def _serve(context: Context) -> int:
     import anyio
 
+    from compozy_mcp.cli.proxy import announce_stdio
     from compozy_mcp.host.server import HostServer
     from compozy_mcp.proxy.transports import serve_stdio
 
     host = context.open_host()
+    where = f"the compozy daemon at {context.target}" if context.target else "this home's store"
+    announce_stdio(
+        "compozy mcp serve",
+        f"the Host API tools (compozy_host__*) of {where}",
+        "compozy mcp serve",
+    )
 
     async def main() -> None:
         try:

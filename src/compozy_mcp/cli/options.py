@@ -12,17 +12,16 @@ if TYPE_CHECKING:
 Command = Callable[[argparse.Namespace, "Context"], int]
 
 
+#: ``-o``: ``table`` (readable; ``text`` is its old name), or the document as JSON or YAML
+OUTPUT_FORMATS = ("table", "json", "yaml", "text")
+
+
 def output_options(parser: argparse.ArgumentParser) -> None:
+    """``-o json|yaml|table``. (``-v`` is a global option: :mod:`compozy_mcp.cli.parsing`.)"""
     parser.add_argument(
         "-o",
         "--output",
-        choices=("text", "json"),
-        default="text",
-        help="output format (default: text)",
-    )
-    parser.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        help="on failure, also print the dispatch diagnostic",
+        choices=OUTPUT_FORMATS,
+        default="table",
+        help="output format: table (default), json or yaml",
     )

@@ -52,6 +52,21 @@ def _say(text: str) -> None:
     print(f"compozy proxy: {text}", file=sys.stderr, flush=True)
 
 
+def announce_stdio(program: str, served: str, command: str) -> None:
+    """On a terminal (stdin is one: no MCP client started this process), one line on stderr
+    saying what is served and how a client connects. stdout is the MCP stream: never there;
+    and nothing at all when a client runs the command."""
+    if not sys.stdin.isatty():
+        return
+    print(
+        f"{program}: serving {served} over MCP on stdio; an MCP client starts this command "
+        f"itself (`compozy install claude-code|claude-desktop|cursor|codex|vscode`, or "
+        f"`claude mcp add compozy -- {command}`); Ctrl-C stops",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def client_setup(url: str) -> str:
     """How to point Claude Code, or any client reading ``.mcp.json``, at the proxy."""
     snippet = {"mcpServers": {"compozy": {"type": "http", "url": url}}}
@@ -240,9 +255,14 @@ def _serve(
     if args.uds:
         path = Path(args.uds).expanduser()
         sock = net.bind_uds(path)
-        _say(f"serving MCP on unix socket {path} at {transports.MCP_PATH}")
         app = transports.http_app(server, settings, uds=True, around=around)
-        net.serve(app, [sock], socket_files=[path], deadlines=deadlines)
+        net.serve(
+            app,
+            [sock],
+            socket_files=[path],
+            deadlines=deadlines,
+            announce=lambda: _say(f"serving MCP on unix socket {path} at {transports.MCP_PATH}"),
+        )
     elif args.http:
         host, port = parse_address(args.http)
         sock = net.bind_tcp(host, port)
@@ -254,10 +274,18 @@ def _serve(
                 f"warning: {host} is not a loopback address; anyone who can reach it "
                 "can call the tools"
             )
-        _say(f"serving MCP at {url}\n{client_setup(url)}")
         app = transports.http_app(server, settings, host=host, around=around)
-        net.serve(app, [sock], deadlines=deadlines)
+        net.serve(
+            app,
+            [sock],
+            deadlines=deadlines,
+            announce=lambda: _say(f"serving MCP at {url}\n{client_setup(url)}"),
+        )
     else:
+        served = "the native tools" + (f" of session {args.session}" if args.session else "")
+        if context.target is not None:
+            served += f" of the compozy daemon at {context.target}"
+        announce_stdio("compozy proxy", served, "compozy proxy")
 
         async def stdio() -> None:
             async with around() if around is not None else contextlib.nullcontext():

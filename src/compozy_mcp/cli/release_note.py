@@ -11,7 +11,7 @@ from compozy_mcp.cli.reporting import EXIT_OK
 if TYPE_CHECKING:
     from compozy_mcp.cli.context import Context
 
-FORMATS = ("markdown", "text", "json")
+FORMATS = ("markdown", "text", "json", "yaml")
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,18 +29,20 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--output",
         choices=FORMATS,
         default="markdown",
-        help="output format (default: markdown)",
+        help="output format: markdown (default), text, json or yaml",
     )
 
 
 def run(args: argparse.Namespace, context: Context) -> int:
     # the registry only: no store, no MCP SDK
-    from compozy_mcp import jsonutil, releasenote
+    from compozy_mcp import releasenote
     from compozy_mcp.native import build_registry
 
     found = releasenote.changes(build_registry())
-    if args.output == "json":
-        sys.stdout.write(jsonutil.dumps_pretty(releasenote.payload(found)) + "\n")
+    if args.output in ("json", "yaml"):
+        from compozy_mcp.cli.output import emit
+
+        emit(args, releasenote.payload(found))
     elif args.output == "text":
         sys.stdout.write(releasenote.text(found))
     else:

@@ -7,6 +7,7 @@ from typing import TextIO
 
 from compozy_mcp import jsonutil
 from compozy_mcp.errors import CompozyError
+from compozy_mcp.hostapi.wire import error_body
 from compozy_mcp.reasons import Reason
 
 EXIT_OK = 0
@@ -31,6 +32,7 @@ EXIT_BY_CODE: dict[str, int] = {
     "tool_approval_required": EXIT_APPROVAL,
     "forbidden": EXIT_DENIED,
     "tool_conflict": EXIT_CONFLICT,
+    "conflict": EXIT_CONFLICT,
     "model_not_found": EXIT_FAILED,
     "reasoning_effort_unsupported": EXIT_FAILED,
     "tool_result_persistence_failed": EXIT_FAILED,
@@ -54,22 +56,36 @@ def exit_code(error: CompozyError) -> int:
 
 
 def report(
-    error: CompozyError, *, json_output: bool, verbose: bool, out: TextIO | None = None
+    error: CompozyError,
+    *,
+    json_output: bool,
+    verbose: bool,
+    out: TextIO | None = None,
+    hint: str | None = None,
+    yaml_output: bool = False,
 ) -> int:
     """Print an error the way the chosen output format wants it; returns the exit code.
 
-    With ``-o json`` the structured error is the one document on stdout, so that a script
-    can parse it; readable output goes to stderr. ``-v`` adds the dispatch diagnostic.
+    With ``-o json`` (or ``-o yaml``) the structured error is the one document on stdout, so
+    that a script can parse it; readable output goes to stderr. ``-v`` adds the dispatch
+    diagnostic (a daemon's too, when it gave one: ``DIAGNOSTIC_HEADER`` in hostapi.wire);
+    ``hint`` is what the user probably meant ("did you mean ...").
     """
-    payload = error.payload(redact=True)
+    # The CLI's own failure to read --input is always explained; dispatch diagnostics on -v.
+    explain = verbose or error.reason == Reason.INPUT_NOT_JSON
+    payload = error_body(error, diagnostic=explain)["error"]
     if json_output:
         print(jsonutil.dumps_pretty({"error": payload}), file=out or sys.stdout)
+    elif yaml_output:
+        from compozy_mcp.cli.output import to_yaml
+
+        print(to_yaml({"error": payload}), end="", file=out or sys.stdout)
     else:
         print(
             f"error: {payload['message']} ({payload['code']}: {payload['reason']})", file=sys.stderr
         )
-    # The CLI's own failure to read --input is always explained; dispatch diagnostics on -v.
-    explain = verbose or error.reason == Reason.INPUT_NOT_JSON
-    if explain and payload["message"] != error.message:
-        print(f"diagnostic: {error.message}", file=sys.stderr)
+    if explain and "diagnostic" in payload:
+        print(f"diagnostic: {payload['diagnostic']}", file=sys.stderr)
+    if hint:
+        print(hint, file=sys.stderr)
     return exit_code(error)

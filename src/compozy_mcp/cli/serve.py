@@ -103,20 +103,24 @@ def run(args: argparse.Namespace, context: Context) -> int:
             if uds:
                 sockets.append(net.bind_uds(path))
                 socket_files.append(path)
-            if address is not None:
-                _say(f"listening on {address} (API /api, MCP /mcp)")
-                print(client_setup(f"{address}/mcp"), file=sys.stderr, flush=True)
-            if uds:
-                _say(f"listening on unix:{path} (API /api, MCP /mcp)")
-            if token is not None:
-                _say("a bearer token is required on every request")
+
+            def announce() -> None:
+                # once Ctrl-C and SIGTERM stop it cleanly: what is said can be acted on
+                if address is not None:
+                    _say(f"listening on {address} (API /api, MCP /mcp)")
+                    print(client_setup(f"{address}/mcp"), file=sys.stderr, flush=True)
+                if uds:
+                    _say(f"listening on unix:{path} (API /api, MCP /mcp)")
+                if token is not None:
+                    _say("a bearer token is required on every request")
+                if upstreams is not None:
+                    _say(f"MCP servers: {', '.join(upstreams.servers)}")
+
             access = Access.for_host(args.host if tcp else "localhost", token)
             workspace = context.workspace(args.workspace)
             upstreams = upstreams_for(
                 context, settings.home, workspace, app, OPERATOR, kind="daemon"
             )
-            if upstreams is not None:
-                _say(f"MCP servers: {', '.join(upstreams.servers)}")
             deadlines = HttpDeadlines(
                 head_timeout=settings.http_head_timeout_seconds,
                 body_timeout=settings.http_body_timeout_seconds,
@@ -128,7 +132,13 @@ def run(args: argparse.Namespace, context: Context) -> int:
                 upstreams=upstreams,
                 discovery=Discovery(args.discovery),
             )
-            net.serve(served, sockets, socket_files=socket_files, deadlines=deadlines)
+            net.serve(
+                served,
+                sockets,
+                socket_files=socket_files,
+                deadlines=deadlines,
+                announce=announce,
+            )
     finally:
         for sock in sockets:
             sock.close()

@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from compozy_mcp import jsonutil
 from compozy_mcp.cli import turns
 from compozy_mcp.cli.context import Context
 from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.output import Column, Style, emit, is_document, state_colour, table
 from compozy_mcp.cli.reporting import EXIT_OK
 
 
@@ -72,10 +72,7 @@ def summary(session: dict[str, Any]) -> list[str]:
 
 
 def _print(args: argparse.Namespace, payload: dict[str, Any]) -> int:
-    if args.output == "json":
-        print(jsonutil.dumps_pretty(payload))
-    else:
-        print("\n".join(summary(payload["session"])))
+    emit(args, payload, lambda _style: "\n".join(summary(payload["session"])))
     return EXIT_OK
 
 
@@ -89,8 +86,8 @@ def archive(args: argparse.Namespace, context: Context) -> int:
 
 def delete(args: argparse.Namespace, context: Context) -> int:
     payload = context.call(lambda host: host.delete_session(args.session_id))
-    if args.output == "json":
-        print(jsonutil.dumps_pretty(payload))
+    if is_document(args):
+        emit(args, payload)
     else:
         deleted = payload["deleted"]
         count = len(deleted["sessions"])
@@ -142,24 +139,42 @@ def list_sessions(args: argparse.Namespace, context: Context) -> int:
     if args.archived:
         filters["archived"] = True
     page = context.call(lambda host: host.list_sessions(filters))
-    if args.output == "json":
-        print(jsonutil.dumps_pretty(page))
-        return EXIT_OK
-    sessions = page["sessions"]
-    if not sessions:
-        print("no sessions")
-    else:
-        width = max(len(s["id"]) for s in sessions)
-        head = f"{'ID':<{width}}  {'STATE':<8}  {'BADGE':<17}  {'AGENT':<12}  {'UPDATED':<20}"
-        print(f"{head}  NAME")
-        for s in sessions:
-            print(
-                f"{s['id']:<{width}}  {s['state']:<8}  {s['badge']:<17}  {s['agent_name']:<12}  "
-                f"{s['updated_at']:<20}  {s.get('name', '')}".rstrip()
-            )
-    if "next_cursor" in page:
-        print(f"more: compozy session list --cursor {page['next_cursor']}")
+    emit(args, page, lambda style: _session_table(page, args, style), env=context.env)
     return EXIT_OK
+
+
+SESSION_TABLE = (
+    Column.key("ID", "id"),
+    Column.key("STATE", "state", colour=state_colour),
+    Column.key("BADGE", "badge", colour=state_colour),
+    Column.key("AGENT", "agent_name", flex=True),
+    Column.key("UPDATED", "updated_at"),
+    Column.key("NAME", "name", flex=True),
+)
+#: the flags of `session list` a next-page command repeats (all but --cursor)
+LIST_FLAGS = ("workspace", "state", "agent", "parent", "limit")
+
+
+def _session_table(page: dict[str, Any], args: argparse.Namespace, style: Style) -> str:
+    sessions = page["sessions"]
+    lines = [table(SESSION_TABLE, sessions, style) if sessions else "no sessions"]
+    if "next_cursor" in page:
+        lines.append(f"more: {next_page_command(args, page['next_cursor'])}")
+    return "\n".join(lines)
+
+
+def next_page_command(args: argparse.Namespace, cursor: str) -> str:
+    """The command that lists the next page: this one's filters and limit, and the cursor."""
+    import shlex
+
+    words = ["compozy", "session", "list"]
+    for flag in LIST_FLAGS:
+        value = getattr(args, flag)
+        if value is not None:
+            words += [f"--{flag}", str(value)]
+    if args.archived:
+        words.append("--archived")
+    return shlex.join([*words, "--cursor", cursor])
 
 
 COMMANDS: dict[str, Command] = {
@@ -185,7 +200,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ("delete", "delete an archived session and its descendants, for good"),
     ):
         cmd = sub.add_parser(name, help=text)
-        cmd.add_argument("session_id", metavar="ID")
+        cmd.add_argument("session_id", metavar="ID", help="the session's id")
         output_options(cmd)
 
     list_cmd = sub.add_parser("list", help="list sessions, newest first")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from compozy_mcp import jsonutil
 from compozy_mcp.cli.options import output_options
+from compozy_mcp.cli.output import emit, is_document
 from compozy_mcp.cli.reporting import EXIT_OK
 
 if TYPE_CHECKING:
@@ -32,8 +32,8 @@ def _mib(count: int) -> str:
 
 def run(args: argparse.Namespace, context: Context) -> int:
     payload = context.call(lambda host: host.vacuum_store())
-    if args.output == "json":
-        print(jsonutil.dumps_pretty(payload))
+    if is_document(args):
+        emit(args, payload)
         return EXIT_OK
     report = payload["upkeep"]
     before = report["bytes_before"]["database"] + report["bytes_before"]["wal"]

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from compozy_mcp import jsonutil
 from compozy_mcp.cli.context import Context
 from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.output import Column, Style, emit, is_document, table
 from compozy_mcp.cli.reporting import EXIT_OK
-from compozy_mcp.errors import ToolInvalidInput
+from compozy_mcp.errors import CompozyError, ToolInvalidInput, ToolNotFound
 from compozy_mcp.reasons import Reason
 
-DESCRIPTION_WIDTH = 72
+if TYPE_CHECKING:
+    from compozy_mcp.hostapi import HostClient
 
 
 def read_json_object(tool_id: str, text: str, option: str = "--input") -> dict[str, Any]:
@@ -64,10 +67,6 @@ def bad_input(tool_id: str, detail: str) -> ToolInvalidInput:
     return ToolInvalidInput(tool_id, f'tool "{tool_id}" {detail}', reason=Reason.INPUT_NOT_JSON)
 
 
-def _print_json(value: Any) -> None:
-    print(jsonutil.dumps_pretty(value))
-
-
 def _call(
     context: Context,
     tool_id: str,
@@ -95,12 +94,43 @@ def invoke(args: argparse.Namespace, context: Context) -> int:
         session=args.session,
         approval_token=args.approval_token,
     )
-    if args.output == "json":
-        _print_json({"result": envelope})
-    else:
-        print(envelope["preview"])
-        print(jsonutil.dumps_pretty(envelope["structured"]))
+    if envelope.get("truncated") and args.all:
+        envelope = _whole(context, envelope, session=args.session)
+    emit(
+        args,
+        {"result": envelope},
+        lambda _style: envelope["preview"] + "\n" + jsonutil.dumps_pretty(envelope["structured"]),
+    )
+    if envelope.get("truncated"):
+        print("hint: the result was truncated; add --all to read it whole", file=sys.stderr)
     return EXIT_OK
+
+
+def _whole(context: Context, envelope: dict[str, Any], *, session: str | None) -> dict[str, Any]:
+    """A truncated result read back whole from its artifact, page by page (what the preview
+    tells an agent to do), as the envelope an untruncated call would have returned."""
+    import base64
+
+    truncated = envelope["structured"]
+    read_tool = str(truncated["read_tool"])
+    read_input = dict(truncated["read_input"], encoding="base64")
+    chunks: list[bytes] = []
+
+    async def read_all(host: HostClient) -> None:
+        while True:
+            page = (await host.invoke(read_tool, read_input, session=session))["result"]
+            chunks.append(base64.b64decode(page["structured"]["data_base64"]))
+            if page["structured"]["eof"]:
+                return
+            read_input["offset"] = page["structured"]["next_offset"]
+
+    context.call(read_all)
+    structured = jsonutil.loads(b"".join(chunks))
+    uri = truncated["artifacts"][0]["uri"]
+    whole = {k: v for k, v in envelope.items() if k not in ("truncated", "artifacts")}
+    whole["structured"] = structured
+    whole["preview"] = f"the whole result ({truncated['bytes']} bytes), read back from {uri}"
+    return whole
 
 
 def _fields(schema: dict[str, Any]) -> list[str]:
@@ -135,9 +165,15 @@ def _external_info(d: dict[str, Any]) -> list[str]:
 
 
 def info(args: argparse.Namespace, context: Context) -> int:
-    envelope = _call(context, "compozy__tool_info", {"tool_id": args.tool_id})
-    if args.output == "json":
-        _print_json(envelope["structured"])
+    try:
+        envelope = _call(context, "compozy__tool_info", {"tool_id": args.tool_id})
+    except CompozyError as error:
+        # one code and wording for an unknown tool on every command: `tool invoke`'s
+        if error.reason == Reason.TOOL_NOT_FOUND:
+            raise ToolNotFound(args.tool_id) from None
+        raise
+    if is_document(args):
+        emit(args, envelope["structured"])
         return EXIT_OK
     d = envelope["structured"]["tool"]["descriptor"]
     if "server" in d:
@@ -163,24 +199,24 @@ def info(args: argparse.Namespace, context: Context) -> int:
     return EXIT_OK
 
 
-def _table(tools: list[dict[str, Any]], *, score: bool = False) -> None:
+def _views(tool: Mapping[str, Any]) -> str:
+    # a tool of an MCP server has no risk class or views of ours
+    if "has_result_views" not in tool:
+        return "-"
+    return "yes" if tool["has_result_views"] else "no"
+
+
+def _table(tools: list[dict[str, Any]], style: Style, *, score: bool = False) -> str:
     if not tools:
-        print("no tools")
-        return
-    width = max(len(t["id"]) for t in tools)
-    header = (
-        f"{'TOOL':<{width}}  {'RISK':<11}  VIEWS  " + ("SCORE  " if score else "") + "DESCRIPTION"
-    )
-    print(header)
-    for t in tools:
-        text = t["description"]
-        if len(text) > DESCRIPTION_WIDTH:
-            text = text[: DESCRIPTION_WIDTH - 1] + "…"
-        # a tool of an MCP server has no risk class or views of ours
-        risk = t.get("risk", "-")
-        views = "-" if "has_result_views" not in t else "yes" if t["has_result_views"] else "no"
-        scored = f"{t['score']:<5.2f}  " if score else ""
-        print(f"{t['id']:<{width}}  {risk:<11}  {views:<5}  {scored}{text}")
+        return "no tools"
+    columns = [
+        Column.key("TOOL", "id"),
+        Column("RISK", lambda t: t.get("risk", "-")),
+        Column("VIEWS", _views),
+        *([Column("SCORE", lambda t: f"{t['score']:.2f}")] if score else []),
+        Column.key("DESCRIPTION", "description", flex=True),
+    ]
+    return table(columns, tools, style)
 
 
 def list_tools(args: argparse.Namespace, context: Context) -> int:
@@ -188,20 +224,19 @@ def list_tools(args: argparse.Namespace, context: Context) -> int:
     if args.toolset:
         tool_input["toolset"] = args.toolset
     structured = _call(context, "compozy__tool_list", tool_input)["structured"]
-    if args.output == "json":
-        _print_json(structured)
-    else:
-        _table(structured["tools"])
+    emit(args, structured, lambda style: _table(structured["tools"], style), env=context.env)
     return EXIT_OK
 
 
 def search(args: argparse.Namespace, context: Context) -> int:
     found = _call(context, "compozy__tool_search", {"query": args.query, "limit": 50})
     structured = found["structured"]
-    if args.output == "json":
-        _print_json(structured)
-    else:
-        _table(structured["tools"], score=True)
+    emit(
+        args,
+        structured,
+        lambda style: _table(structured["tools"], style, score=True),
+        env=context.env,
+    )
     return EXIT_OK
 
 
@@ -218,7 +253,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     tool_commands = tool.add_subparsers(dest="tool_command", metavar="SUBCOMMAND", required=True)
 
     invoke_cmd = tool_commands.add_parser("invoke", help="invoke a tool with a JSON input")
-    invoke_cmd.add_argument("tool_id", metavar="TOOL_ID")
+    invoke_cmd.add_argument("tool_id", metavar="TOOL_ID", help="the tool's id (compozy tool list)")
     invoke_cmd.add_argument(
         "--input",
         default="{}",
@@ -231,10 +266,17 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="TOKEN",
         help="a one-shot approval token for this call (compozy approvals mint)",
     )
+    invoke_cmd.add_argument(
+        "--all",
+        "--follow-artifacts",
+        dest="all",
+        action="store_true",
+        help="when the result is truncated, read it back whole from its artifact",
+    )
     output_options(invoke_cmd)
 
     info_cmd = tool_commands.add_parser("info", help="show a tool's contract")
-    info_cmd.add_argument("tool_id", metavar="TOOL_ID")
+    info_cmd.add_argument("tool_id", metavar="TOOL_ID", help="the tool's id (compozy tool list)")
     output_options(info_cmd)
 
     list_cmd = tool_commands.add_parser("list", help="list the native tools")
@@ -242,7 +284,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     output_options(list_cmd)
 
     search_cmd = tool_commands.add_parser("search", help="search the native tools")
-    search_cmd.add_argument("query", metavar="QUERY")
+    search_cmd.add_argument("query", metavar="QUERY", help="what the tool should do, in words")
     output_options(search_cmd)
 
 

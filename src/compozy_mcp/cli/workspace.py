@@ -5,21 +5,17 @@ or against a daemon, like every command; the output is the same either way."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compozy_mcp import jsonutil
 from compozy_mcp.cli.options import output_options
+from compozy_mcp.cli.output import Column, emit, table
 from compozy_mcp.cli.reporting import EXIT_OK
 
 if TYPE_CHECKING:
     from compozy_mcp.cli.context import Context
     from compozy_mcp.hostapi import HostClient
-
-
-WORKSPACE_COLUMNS = ("id", "name", "path")
-PROFILE_COLUMNS = ("id", "name", "color", "icon")
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,7 +24,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         dest="workspace_command", metavar="SUBCOMMAND", required=True
     )
     add = ws_commands.add_parser("add", help="register a directory as a workspace")
-    add.add_argument("path", metavar="PATH")
+    add.add_argument("path", metavar="PATH", help="the directory (relative paths are resolved)")
     add.add_argument("--name", help="display name (default: the directory's name)")
     output_options(add)
     output_options(ws_commands.add_parser("list", help="list workspaces"))
@@ -38,21 +34,34 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         dest="profile_command", metavar="SUBCOMMAND", required=True
     )
     new = pr_commands.add_parser("add", help="create a profile")
-    new.add_argument("name", metavar="NAME")
+    new.add_argument("name", metavar="NAME", help="the profile's name (unique)")
     new.add_argument("--color", help="presentation color, such as #2563eb")
     new.add_argument("--icon", help="presentation icon name")
     output_options(new)
     output_options(pr_commands.add_parser("list", help="list profiles"))
 
 
+WORKSPACE_TABLE = (
+    Column.key("ID", "id"),
+    Column.key("NAME", "name", flex=True),
+    Column.key("PATH", "path", flex=True),
+)
+PROFILE_TABLE = (
+    Column.key("ID", "id"),
+    Column.key("NAME", "name", flex=True),
+    Column.key("COLOR", "color"),
+    Column.key("ICON", "icon"),
+)
+
+
 def _print(
-    rows: list[dict[str, Any]], key: str, args: argparse.Namespace, columns: tuple[str, ...]
+    rows: list[dict[str, Any]],
+    key: str,
+    args: argparse.Namespace,
+    columns: tuple[Column, ...],
+    env: Mapping[str, str],
 ) -> None:
-    if args.output == "json":
-        print(jsonutil.dumps_pretty({key: rows}))
-        return
-    for row in rows:
-        print("  ".join(str(row.get(column) or "") for column in columns).rstrip())
+    emit(args, {key: rows}, lambda style: table(columns, rows, style), env=env)
 
 
 def _workspace(args: argparse.Namespace) -> Callable[[HostClient], Awaitable[dict[str, Any]]]:
@@ -84,7 +93,8 @@ def _rows(payload: dict[str, Any], kind: str) -> list[dict[str, Any]]:
 def run(args: argparse.Namespace, context: Context) -> int:
     if args.command == "workspace":
         rows = _rows(context.call(_workspace(args)), "workspace")
-        _print(rows, "workspaces", args, WORKSPACE_COLUMNS)
+        _print(rows, "workspaces", args, WORKSPACE_TABLE, context.env)
     else:
-        _print(_rows(context.call(_profile(args)), "profile"), "profiles", args, PROFILE_COLUMNS)
+        rows = _rows(context.call(_profile(args)), "profile")
+        _print(rows, "profiles", args, PROFILE_TABLE, context.env)
     return EXIT_OK

@@ -257,6 +257,12 @@ def host_tools() -> list[HostTool]:
     ]
 
 
+def _title(name: str) -> str:
+    """``compozy_host__session_list`` -> "Host: session list" (the native tools' rule, with
+    the server named: a client may show both servers' tools side by side)."""
+    return "Host: " + name.removeprefix(PREFIX).replace("_", " ")
+
+
 def _annotations(tool: HostTool) -> ToolAnnotations:
     """The same rule as the native tools' (``proxy/listing.py``): unsafe defaults explicit."""
     if tool.read_only:
@@ -286,6 +292,7 @@ class HostServer:
         self.tools = [
             Tool(
                 name=tool.name,
+                title=_title(tool.name),
                 description=tool.description,
                 input_schema=tool.input_schema,
                 annotations=_annotations(tool),

@@ -18,7 +18,7 @@ from compozy_mcp import jsonutil
 from compozy_mcp.errors import DaemonUnauthorized, DaemonUnreachable, RemoteError
 from compozy_mcp.hostapi.client import Payload
 from compozy_mcp.hostapi.target import Target
-from compozy_mcp.hostapi.wire import API_PREFIX, SESSION_HEADER
+from compozy_mcp.hostapi.wire import API_PREFIX, DIAGNOSTIC_HEADER, SESSION_HEADER
 from compozy_mcp.reasons import Reason
 
 CONNECT_TIMEOUT = 5.0
@@ -66,16 +66,20 @@ def daemon_http_client(
 class RemoteHost:
     """A daemon's Host API. The HTTP client is made on first use, in the caller's event loop."""
 
-    def __init__(self, target: Target, *, token: str | None = None) -> None:
+    def __init__(
+        self, target: Target, *, token: str | None = None, diagnostics: bool = False
+    ) -> None:
         self.target = target
         self._token = token
+        self._diagnostics = diagnostics
         self._client: httpx2.AsyncClient | None = None
 
     def _http(self) -> httpx2.AsyncClient:
         if self._client is None:
-            self._client = daemon_http_client(
-                self.target, self._token, headers={"Accept": "application/json"}
-            )
+            headers = {"Accept": "application/json"}
+            if self._diagnostics:
+                headers[DIAGNOSTIC_HEADER] = "1"
+            self._client = daemon_http_client(self.target, self._token, headers=headers)
         return self._client
 
     async def _request(

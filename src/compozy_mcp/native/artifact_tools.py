@@ -72,8 +72,13 @@ def artifact_tools() -> list[ToolDefinition]:
             input_schema=tool_input(
                 {"artifact_uri": ARTIFACT_URI},
                 {
-                    "offset": COUNT,
-                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_BYTES},
+                    "offset": described(COUNT, "Byte to start at: a page's next_offset."),
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": MAX_PAGE_BYTES,
+                        "description": f"Page bytes; default {MAX_PAGE_BYTES}.",
+                    },
                     "encoding": described(
                         enum("base64", "text"),
                         "base64 (default) or text: UTF-8 pages that never split a character.",

@@ -164,9 +164,14 @@ def contract_tools() -> list[ToolDefinition]:
             description="List the tools this caller may use, optionally by toolset or risk.",
             input_schema=tool_input(
                 optional={
-                    "toolset": STRING,
-                    "risk": enum(*(r.value for r in Risk)),
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 500},
+                    "toolset": described(STRING, "Only tools of this toolset."),
+                    "risk": described(enum(*(r.value for r in Risk)), "Only this risk class."),
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 500,
+                        "description": "Page size; default 100.",
+                    },
                     "cursor": cursor_schema(TOOL_CURSOR),
                 }
             ),
@@ -185,8 +190,22 @@ def contract_tools() -> list[ToolDefinition]:
             "task in a few words: best match first (BM25 over names, descriptions and parameter "
             "names), each with its one-line description and input schema, ready to call.",
             input_schema=tool_input(
-                {"query": {"type": "string", "minLength": 1, "maxLength": 500}},
-                {"limit": {"type": "integer", "minimum": 1, "maximum": 50}},
+                {
+                    "query": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 500,
+                        "description": "What the tool should do, in words.",
+                    }
+                },
+                {
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 50,
+                        "description": "Most hits; default 10.",
+                    }
+                },
             ),
             output_schema=obj({"query": STRING, "tools": array(SEARCH_HIT)}),
             handler=_tool_search,

@@ -90,12 +90,13 @@ ON_ERROR = described(
     enum("allow", "deny"),
     "A failing sync pre_call hook: allow (default) lets the call run, deny refuses it.",
 )
-DESCRIPTION = {"type": "string", "maxLength": 500}
+DESCRIPTION = {"type": "string", "maxLength": 500, "description": "What the hook is for."}
+EVENT = described(enum(*EVENTS), "When the hook runs.")
 
 #: the fields a definition may set besides its id, and the schema of each
 FIELDS: dict[str, Schema] = {
-    "event": enum(*EVENTS),
-    "matcher": MATCHER,
+    "event": EVENT,
+    "matcher": described(MATCHER, "Which calls it runs on; default all."),
     "command": COMMAND,
     "url": URL,
     "headers": HEADERS,

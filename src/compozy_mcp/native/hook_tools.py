@@ -305,9 +305,11 @@ def hook_tools() -> list[ToolDefinition]:
             "be loaded.",
             input_schema=tool_input(
                 optional={
-                    "event": enum(*EVENTS),
-                    "enabled": BOOLEAN,
-                    "source": enum("store", "home", "workspace"),
+                    "event": described(enum(*EVENTS), "Only hooks of this event."),
+                    "enabled": described(BOOLEAN, "Only enabled (true) or disabled hooks."),
+                    "source": described(
+                        enum("store", "home", "workspace"), "Only hooks from this source."
+                    ),
                 }
             ),
             output_schema=obj({"hooks": array(HOOK_RECORD), "problems": array(PROBLEM)}),
@@ -369,16 +371,21 @@ def hook_tools() -> list[ToolDefinition]:
             input_schema=tool_input(
                 optional={
                     "hook_id": HOOK_REF,
-                    "event": enum(*EVENTS),
-                    "tool_call_id": STRING,
+                    "event": described(enum(*EVENTS), "Only runs for this event."),
+                    "tool_call_id": described(STRING, "Only runs for this tool call."),
                     "session_id": described(
                         STRING,
                         "Runs of calls this session made. A managed session may name itself "
                         "or a descendant only.",
                     ),
                     "failed": described(BOOLEAN, "Only failed runs (true) or the others."),
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 200},
-                    "cursor": STRING,
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 200,
+                        "description": "Page size; default 50.",
+                    },
+                    "cursor": described(STRING, "next_cursor of the previous page."),
                 }
             ),
             output_schema=obj({"runs": array(RUN_RECORD)}, {"next_cursor": STRING}),

@@ -88,6 +88,8 @@ class ToolDefinition:
     #: whether a managed session's call may be held for the operator's approval (by its
     #: risk and the session's permission mode); ``False`` only for the tool that answers
     asks_approval: bool = True
+    #: what a client shows a person (MCP ``title``); default: made from the id
+    title: str | None = None
 
 
 @dataclass(slots=True)
@@ -115,6 +117,15 @@ class RegisteredTool:
     @property
     def risk(self) -> Risk:
         return self.definition.risk
+
+    @property
+    def title(self) -> str:
+        """``compozy__session_runtime_set`` -> "Session runtime set", unless the definition
+        gives its own."""
+        if self.definition.title:
+            return self.definition.title
+        words = self.id.split("__", 1)[-1].replace("_", " ")
+        return words[:1].upper() + words[1:]
 
     def check_input(self, tool_input: dict[str, Any]) -> dict[str, Any]:
         """The input as handlers see it (integral floats made ints); raises

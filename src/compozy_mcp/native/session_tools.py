@@ -60,6 +60,10 @@ SELECTION_INPUT = {
     "model": described(STRING, "One of the agent's models; default: its default model."),
     "reasoning_effort": described(STRING, "One of the agent's reasoning efforts."),
 }
+WORKSPACE_ID = described(STRING, "Workspace id; default ws_default.")
+PROFILE_ID = described(STRING, "Profile id; default prof_default.")
+BRANCH = described(STRING, "Git branch the session works on.")
+LIMIT = {"type": "integer", "minimum": 1, "maximum": 200, "description": "Page size; default 50."}
 NEEDS_PROVIDER = {"dependentRequired": {"model": ["provider"], "reasoning_effort": ["provider"]}}
 
 
@@ -301,18 +305,18 @@ def session_tools() -> list[ToolDefinition]:
             "continue binds it.",
             _create,
             tool_input(
-                {"agent_name": AGENT_NAME},
+                {"agent_name": described(AGENT_NAME, "Agent that runs the session.")},
                 {
                     "session_id": {
                         "type": "string",
                         "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{2,63}$",
                         "description": "Id for the new session; generated when omitted.",
                     },
-                    "name": NAME,
-                    "workspace_id": STRING,
-                    "profile_id": STRING,
-                    "type": enum("user", "automation"),
-                    "branch": STRING,
+                    "name": described(NAME, "Display name."),
+                    "workspace_id": WORKSPACE_ID,
+                    "profile_id": PROFILE_ID,
+                    "type": described(enum("user", "automation"), "Session type; default user."),
+                    "branch": BRANCH,
                     **SELECTION_INPUT,
                 },
                 **NEEDS_PROVIDER,
@@ -328,12 +332,12 @@ def session_tools() -> list[ToolDefinition]:
             "archived: true. Pass next_cursor back as cursor for the next page.",
             input_schema=tool_input(
                 optional={
-                    "workspace_id": STRING,
-                    "state": enum(*SESSION_STATES),
-                    "archived": BOOLEAN,
-                    "parent_session_id": STRING,
-                    "agent_name": STRING,
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 200},
+                    "workspace_id": described(STRING, "Only this workspace's sessions."),
+                    "state": described(enum(*SESSION_STATES), "Only sessions in this state."),
+                    "archived": described(BOOLEAN, "List archived sessions instead."),
+                    "parent_session_id": described(STRING, "Only children of this session."),
+                    "agent_name": described(STRING, "Only this agent's sessions."),
+                    "limit": LIMIT,
                     "cursor": cursor_schema(SESSION_CURSOR),
                 }
             ),
@@ -364,7 +368,7 @@ def session_tools() -> list[ToolDefinition]:
             "rename",
             "Rename a session.",
             _rename,
-            tool_input({"session_id": SESSION_ID, "name": NAME}),
+            tool_input({"session_id": SESSION_ID, "name": described(NAME, "New display name.")}),
             idempotent=True,
         ),
         _session_tool(
@@ -397,7 +401,7 @@ def session_tools() -> list[ToolDefinition]:
             "exceed the parent's.",
             input_schema=tool_input(
                 {
-                    "agent_name": AGENT_NAME,
+                    "agent_name": described(AGENT_NAME, "Agent that runs the child."),
                     "ttl_seconds": {
                         "type": "integer",
                         "minimum": 1,
@@ -405,17 +409,27 @@ def session_tools() -> list[ToolDefinition]:
                     },
                 },
                 {
-                    "parent_session_id": STRING,
-                    "name": NAME,
-                    "spawn_role": {"type": "string", "minLength": 1, "maxLength": 64},
+                    "parent_session_id": described(STRING, "Parent; default: the caller."),
+                    "name": described(NAME, "Display name."),
+                    "spawn_role": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 64,
+                        "description": "The child's role, such as reviewer.",
+                    },
                     **SELECTION_INPUT,
                     "prompt": described(PROMPT, "First prompt, queued for the child."),
                     "worktree": described(BOOLEAN, "Create a worktree (on branch) for the child."),
-                    "branch": STRING,
+                    "branch": BRANCH,
                     **SPAWN_PERMISSION_INPUT,
-                    "auto_stop_on_parent": BOOLEAN,
-                    "notify_creator": BOOLEAN,
-                    "idempotency_key": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "auto_stop_on_parent": described(BOOLEAN, "Stop when the parent stops."),
+                    "notify_creator": described(BOOLEAN, "Notify the parent when it ends."),
+                    "idempotency_key": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 200,
+                        "description": "A retry with the same key returns the first child.",
+                    },
                 },
                 **NEEDS_PROVIDER,
             ),
@@ -434,7 +448,10 @@ def session_tools() -> list[ToolDefinition]:
             _fork,
             tool_input(
                 {"session_id": SESSION_ID, "transcript_epoch": TRANSCRIPT_EPOCH},
-                {"at_turn": COUNT, "name": NAME},
+                {
+                    "at_turn": described(COUNT, "Copy turns up to this one; default all."),
+                    "name": described(NAME, "The fork's display name."),
+                },
             ),
         ),
         _session_tool(
@@ -448,7 +465,7 @@ def session_tools() -> list[ToolDefinition]:
                     "transcript_epoch": TRANSCRIPT_EPOCH,
                     "generation": GENERATION,
                 },
-                {"to_turn": COUNT},
+                {"to_turn": described(COUNT, "Keep turns before this one; default 0.")},
             ),
             risk=Risk.DESTRUCTIVE,
         ),
@@ -463,7 +480,7 @@ def session_tools() -> list[ToolDefinition]:
                     "transcript_epoch": TRANSCRIPT_EPOCH,
                     "generation": GENERATION,
                 },
-                {"prompt": PROMPT},
+                {"prompt": described(PROMPT, "Prompt to send once bound.")},
             ),
         ),
         _session_tool(
@@ -477,7 +494,10 @@ def session_tools() -> list[ToolDefinition]:
                     "selection_revision": SELECTION_REVISION,
                     "generation": GENERATION,
                 },
-                {"model": STRING, "reasoning_effort": STRING},
+                {
+                    "model": SELECTION_INPUT["model"],
+                    "reasoning_effort": SELECTION_INPUT["reasoning_effort"],
+                },
             ),
         ),
         _session_tool(

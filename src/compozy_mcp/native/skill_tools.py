@@ -120,10 +120,22 @@ def skill_tools() -> list[ToolDefinition]:
             id="compozy__skill_search",
             description="Search skills by words of their name, tags and description.",
             input_schema=tool_input(
-                {"query": {"type": "string", "minLength": 1, "maxLength": 500}},
+                {
+                    "query": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 500,
+                        "description": "Words to look for.",
+                    }
+                },
                 {
                     "workspace_id": WORKSPACE_INPUT,
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 100,
+                        "description": "Most hits; default 20.",
+                    },
                 },
             ),
             output_schema=obj({"skills": array(SKILL_SEARCH_ITEM_SCHEMA)}),
@@ -138,7 +150,14 @@ def skill_tools() -> list[ToolDefinition]:
             id="compozy__skill_view",
             description="Read one skill: its front matter, body, files and diagnostics.",
             input_schema=tool_input(
-                {"name": {"type": "string", "minLength": 1, "maxLength": 200}},
+                {
+                    "name": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 200,
+                        "description": "Skill name, as listed.",
+                    }
+                },
                 {"workspace_id": WORKSPACE_INPUT},
             ),
             output_schema=obj({"skill": SKILL_VIEW_SCHEMA}),

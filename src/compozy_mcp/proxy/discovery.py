@@ -55,6 +55,7 @@ TOOL_CALL_CHECK = InputCheck(TOOL_CALL_SCHEMA)
 
 TOOL_CALL_TOOL = Tool(
     name=TOOL_CALL,
+    title="Tool call",
     description="Call any tool this caller may use, native or of an MCP server, by the id "
     "compozy__tool_search found, with its input. The result is the tool's own, exactly as if "
     "it had been called directly.",

@@ -32,6 +32,7 @@ def risk_annotations(tool: RegisteredTool) -> ToolAnnotations:
 def mcp_tool(tool: RegisteredTool) -> Tool:
     return Tool(
         name=tool.id,
+        title=tool.title,
         description=tool.description,
         input_schema=tool.input_schema,
         annotations=risk_annotations(tool),

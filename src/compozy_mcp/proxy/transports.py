@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+import anyio
 from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
@@ -32,10 +35,28 @@ async def serve_stdio(server: Server[Any]) -> None:
     from compozy_mcp.proxy.stdio import stdio_streams
 
     try:
-        async with stdio_streams() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        async with anyio.create_task_group() as group:
+            if threading.current_thread() is threading.main_thread():
+                group.start_soon(_stop_on_sigterm, group.cancel_scope)
+            try:
+                async with stdio_streams() as (read_stream, write_stream):
+                    options = server.create_initialization_options()
+                    await server.run(read_stream, write_stream, options)
+            finally:
+                group.cancel_scope.cancel()
     except* (BrokenPipeError, ConnectionResetError):
         log.debug("the stdio client went away mid-call")
+
+
+async def _stop_on_sigterm(scope: anyio.CancelScope) -> None:
+    """SIGTERM stops the server the way the end of stdin does: the serving code's clean-up
+    (upstream servers, hooks draining) runs, and the process exits 0. (Python's default is to
+    die at once, leaving upstream servers' processes behind.)"""
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            log.info("SIGTERM: stopping")
+            scope.cancel()
+            return
 
 
 def uds_security() -> TransportSecuritySettings:

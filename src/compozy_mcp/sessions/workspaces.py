@@ -6,7 +6,8 @@ from pathlib import Path
 
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import Clock, timestamp
-from compozy_mcp.errors import ResourceNotFound
+from compozy_mcp.errors import AlreadyExists, ResourceNotFound
+from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.ledger import new_id
 from compozy_mcp.store.base import ProfileRow, Store, WorkspaceRow
 
@@ -61,6 +62,12 @@ class Workspaces:
             created_at=self._now(),
         )
         with self._store.write() as writer:
+            taken = next((w for w in writer.workspaces() if w.path == row.path), None)
+            if taken is not None:
+                raise AlreadyExists(
+                    f'{row.path} is already registered as workspace "{taken.id}" ("{taken.name}")',
+                    reason=Reason.WORKSPACE_EXISTS,
+                )
             writer.insert_workspace(row)
         return row
 
@@ -75,6 +82,12 @@ class Workspaces:
             created_at=self._now(),
         )
         with self._store.write() as writer:
+            taken = next((p for p in writer.all_profiles() if p.name == name), None)
+            if taken is not None:
+                raise AlreadyExists(
+                    f'a profile named "{name}" already exists ("{taken.id}")',
+                    reason=Reason.PROFILE_EXISTS,
+                )
             writer.insert_profile(row)
         return row
 

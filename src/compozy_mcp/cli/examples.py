@@ -1,0 +1,118 @@
+"""The examples each command's ``--help`` ends with, by command path. A test runs every one
+through the parser, and fails on a command (a group included) that has none."""
+
+from __future__ import annotations
+
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "tool": (
+        "compozy tool list",
+        "compozy tool info compozy__session_status",
+        'compozy tool invoke compozy__session_status --input \'{"session_id":"sess-1"}\'',
+    ),
+    "tool invoke": (
+        "compozy tool invoke compozy__session_list",
+        'compozy tool invoke compozy__session_status --input \'{"session_id":"sess-1"}\'',
+        "compozy tool invoke compozy__session_list --input @input.json --all -o json",
+        'echo \'{"query":"review"}\' | compozy tool invoke compozy__skill_search --input -',
+    ),
+    "tool info": (
+        "compozy tool info compozy__session_spawn",
+        "compozy tool info compozy__session_status -o json",
+    ),
+    "tool list": (
+        "compozy tool list",
+        "compozy tool list --toolset sessions -o yaml",
+    ),
+    "tool search": (
+        "compozy tool search 'stop a session'",
+        "compozy tool search archive -o json",
+    ),
+    "proxy": (
+        "compozy proxy",
+        "compozy proxy --session sess-1",
+        "compozy proxy --http 127.0.0.1:8765",
+        "compozy --url http://127.0.0.1:8765 proxy --discovery search",
+    ),
+    "workspace": (
+        "compozy workspace add ~/src/app --name app",
+        "compozy workspace list",
+    ),
+    "workspace add": (
+        "compozy workspace add .",
+        "compozy workspace add ~/src/app --name app -o json",
+    ),
+    "workspace list": ("compozy workspace list", "compozy workspace list -o yaml"),
+    "profile": ("compozy profile add work --color '#2563eb'", "compozy profile list"),
+    "profile add": ("compozy profile add work", "compozy profile add home --icon house"),
+    "profile list": ("compozy profile list", "compozy profile list -o json"),
+    "session": (
+        "compozy session create --agent general --name 'Fix the build'",
+        "compozy session list --state active",
+        "compozy session status sess-1",
+    ),
+    "session status": ("compozy session status sess-1", "compozy session status sess-1 -o json"),
+    "session archive": ("compozy session archive sess-1",),
+    "session unarchive": ("compozy session unarchive sess-1",),
+    "session delete": ("compozy session archive sess-1 && compozy session delete sess-1",),
+    "session list": (
+        "compozy session list",
+        "compozy session list --state active --limit 20",
+        "compozy session list --archived -o json",
+    ),
+    "session create": (
+        "compozy session create --agent general",
+        "compozy session create --agent general --id sess-1 --name 'Fix the build'",
+    ),
+    "serve": (
+        "compozy serve",
+        "compozy serve --port 0 --no-uds --log-level info",
+        "compozy serve --host 0.0.0.0 --token-file ~/.compozy/token",
+    ),
+    "mcp": (
+        "compozy mcp add docs https://example.com/mcp",
+        "compozy mcp list --check",
+        "compozy mcp serve",
+    ),
+    "mcp serve": ("compozy mcp serve", "compozy --socket ~/.compozy/compozy.sock mcp serve"),
+    "mcp add": (
+        "compozy mcp add fs -- npx -y @modelcontextprotocol/server-filesystem .",
+        "compozy mcp add docs https://example.com/mcp -H 'Authorization: Bearer ${TOKEN}'",
+    ),
+    "mcp remove": ("compozy mcp remove docs", "compozy mcp remove fs --scope workspace"),
+    "mcp list": ("compozy mcp list", "compozy mcp list --check -o json"),
+    "catalog": ("compozy catalog release-note",),
+    "catalog release-note": (
+        "compozy catalog release-note",
+        "compozy catalog release-note -o json",
+    ),
+    "store": ("compozy store vacuum",),
+    "store vacuum": ("compozy store vacuum",),
+    "hooks": (
+        "compozy hooks list",
+        "compozy hooks create --event tool.pre_call --command ./guard.sh",
+        "compozy hooks runs --limit 20",
+    ),
+    "hooks list": ("compozy hooks list", "compozy hooks list -o json"),
+    "hooks info": ("compozy hooks info hook-1",),
+    "hooks enable": ("compozy hooks enable hook-1",),
+    "hooks disable": ("compozy hooks disable hook-1",),
+    "hooks delete": ("compozy hooks delete hook-1",),
+    "hooks create": (
+        "compozy hooks create --event tool.pre_call --command ./guard.sh",
+        "compozy hooks create --event tool.post_error --url https://example.com/hook",
+    ),
+    "hooks update": ("compozy hooks update hook-1 --timeout 5",),
+    "hooks runs": ("compozy hooks runs", "compozy hooks runs --hook hook-1 -o json"),
+    "hooks events": ("compozy hooks events",),
+    "hooks test": ("compozy hooks test hook-1 --tool compozy__session_list",),
+    "completion": (
+        "compozy completion bash > ~/.local/share/bash-completion/completions/compozy",
+        "compozy completion zsh > ~/.zfunc/_compozy",
+        "compozy completion fish > ~/.config/fish/completions/compozy.fish",
+    ),
+    "install": (
+        "compozy install claude-code --print",
+        "compozy install cursor",
+        "compozy install vscode --http http://127.0.0.1:8765/mcp",
+    ),
+}
