@@ -1,0 +1,108 @@
+"""Reading a Loop document (YAML, or JSON, which YAML reads too) with the line and column of
+every value, so that each lint item can point at its source."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+#: a path into the document: keys and list indexes
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """Where a value starts (1-based), and how its text maps to the source when it is a
+    string on one line (``quoted``: the text starts one column after the mark)."""
+
+    line: int
+    column: int
+    quoted: bool = False
+    #: a block scalar (``|`` or ``>``): its text starts on the line after the mark
+    block: bool = False
+
+    def at(self, offset_line: int, offset_column: int) -> tuple[int, int]:
+        """The source position of a position in the value's text (both 1-based). Exact on
+        the first line of a plain or quoted string; on later lines the indentation of the
+        source is not known, so the column is the one within the text."""
+        if self.block:
+            return self.line + offset_line, offset_column
+        if offset_line == 1:
+            return self.line, self.column + offset_column - 1 + (1 if self.quoted else 0)
+        return self.line + offset_line - 1, offset_column
+
+
+@dataclass(slots=True)
+class Source:
+    """A parsed document and where each of its values is."""
+
+    data: Any
+    marks: dict[Path, Mark] = field(default_factory=dict)
+
+    def mark(self, path: Path) -> Mark | None:
+        """The mark of ``path``, or of its nearest ancestor that has one."""
+        while True:
+            found = self.marks.get(path)
+            if found is not None or not path:
+                return found
+            path = path[:-1]
+
+
+class SourceError(Exception):
+    def __init__(self, message: str, line: int | None, column: int | None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+def _mark(node: yaml.Node) -> Mark:
+    start = node.start_mark
+    scalar = isinstance(node, yaml.ScalarNode)
+    quoted = scalar and node.style in ("'", '"')
+    block = scalar and node.style in ("|", ">")
+    return Mark(start.line + 1, start.column + 1, quoted, block)
+
+
+def _walk(node: yaml.Node, path: Path, marks: dict[Path, Mark]) -> None:
+    marks[path] = _mark(node)
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                _walk(value, (*path, str(key.value)), marks)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _walk(item, (*path, index), marks)
+
+
+def load(text: str) -> Source:
+    """Parse ``text``; raises :class:`SourceError` with the position of a syntax error."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            raise SourceError("the document is empty", 1, 1)
+        data = loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        problem = exc.problem or "invalid YAML"
+        if mark is None:
+            raise SourceError(f"the document is not valid YAML: {problem}", None, None) from None
+        raise SourceError(
+            f"the document is not valid YAML: {problem}", mark.line + 1, mark.column + 1
+        ) from None
+    except yaml.YAMLError as exc:
+        raise SourceError(f"the document is not valid YAML: {exc}", None, None) from None
+    finally:
+        loader.dispose()
+    marks: dict[Path, Mark] = {}
+    _walk(node, (), marks)
+    return Source(data, marks)
+
+
+def from_object(data: Mapping[str, Any]) -> Source:
+    """A document given as an object (no source text: no positions)."""
+    return Source(dict(data))
