@@ -109,6 +109,19 @@ class Reason(StrEnum):
     MCP_SERVER_DOWN = "mcp_server_down"
     MCP_SERVER_TIMEOUT = "mcp_server_timeout"
     MCP_SERVER_LOST = "mcp_server_lost"
+    # --- loops ------------------------------------------------------------------------------
+    LOOP_INVALID = "loop_invalid"
+    LOOP_NOT_FOUND = "loop_not_found"
+    LOOP_RUN_NOT_FOUND = "loop_run_not_found"
+    LOOP_RUN_NOT_WAITING = "loop_run_not_waiting"
+    LOOP_RUN_ENDED = "loop_run_ended"
+    LOOP_INPUT_INVALID = "loop_input_invalid"
+    ACTION_CONTRACT_STALE = "action_contract_stale"
+    GATE_REJECTED = "gate_rejected"
+    TURN_NOT_COMPLETED = "turn_not_completed"
+    RUN_INTERRUPTED = "run_interrupted"
+    RUN_CANCELLED = "run_cancelled"
+    REFERENCE_RENDER_FAILED = "reference_render_failed"
 
 
 #: the reason a lookup of ``kind`` ("session", "skill", ...) that found nothing reports
@@ -120,4 +133,6 @@ NOT_FOUND_BY_KIND: dict[str, Reason] = {
     "tool": Reason.TOOL_NOT_FOUND,
     "artifact": Reason.ARTIFACT_NOT_FOUND,
     "hook": Reason.HOOK_NOT_FOUND,
+    "loop": Reason.LOOP_NOT_FOUND,
+    "loop run": Reason.LOOP_RUN_NOT_FOUND,
 }

@@ -133,10 +133,10 @@ class _Linter:
 
     # --- the graph --------------------------------------------------------------------------
 
-    def graph(self) -> None:
+    def graph(self) -> list[str]:
         order = self.topological()
         if order is None:
-            return
+            return []
         for node_id in order:
             seen: set[str] = set()
             for parent in self.parents[node_id]:
@@ -144,6 +144,7 @@ class _Linter:
                 seen |= self.ancestors.get(parent, set())
             self.ancestors[node_id] = seen
         self.fan_out_bodies()
+        return order
 
     def topological(self) -> list[str] | None:
         """Node ids in an order that respects every edge; ``None`` (and a ``cycle`` item for
@@ -391,15 +392,16 @@ class _Linter:
         if steps[2] not in refs.NODE_FIELDS:
             add(
                 "unknown_reference",
-                f'node "{node.id}" reads {reference}: a node has '
-                f"{', '.join(refs.NODE_FIELDS)}",
+                f'node "{node.id}" reads {reference}: a node has {", ".join(refs.NODE_FIELDS)}',
             )
             return
         if steps[2] != "output" or len(steps) < 4:
             return
         self.output_path(node, source, steps[3:], reference, add)
 
-    def output_path(self, reader: Node, source: Node, steps: tuple[str, ...], ref: str, add: Any) -> None:
+    def output_path(
+        self, reader: Node, source: Node, steps: tuple[str, ...], ref: str, add: Any
+    ) -> None:
         contract = self.contract(source)
         if contract.schema is None:
             add(
@@ -530,6 +532,14 @@ def lint(source: Source, tools: ToolRegistry) -> tuple[Definition, list[LintItem
     """Read and lint a document: the definition and every item, structure first."""
     definition, items = read_definition(source)
     return definition, [*items, *lint_definition(definition, tools)]
+
+
+def plan(definition: Definition) -> tuple[list[str], dict[str, str]]:
+    """The order a (linted) definition's nodes run in, and the fan-out each body node
+    belongs to."""
+    linter = _Linter(definition, ToolRegistry())
+    order = linter.graph()
+    return order, linter.bodies
 
 
 def errors(items: list[LintItem]) -> list[LintItem]:

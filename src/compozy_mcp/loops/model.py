@@ -138,9 +138,7 @@ class _Reader:
         self, code: str, message: str, where: Path, node_id: str | None = None, path: str = ""
     ) -> None:
         line, column = locate(self.source, where)
-        self.items.append(
-            LintItem(code, message, ERROR, node_id, path or None, line, column)
-        )
+        self.items.append(LintItem(code, message, ERROR, node_id, path or None, line, column))
 
     def read(self) -> Definition:
         data = self.source.data

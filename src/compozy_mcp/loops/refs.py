@@ -187,7 +187,7 @@ def _action_end(text: str, start: int) -> int:
     at = start
     while at < len(text):
         char = text[at]
-        if char in "\"`":
+        if char in '"`':
             at = _string_end(text, at)
             continue
         if text.startswith(CLOSE, at):
@@ -280,7 +280,7 @@ class _Parser:
         char = self.text[self.at] if self.at < self.end else ""
         if char == ".":
             return self.field()
-        if char in "\"`":
+        if char in '"`':
             end = _string_end(self.text, start)
             if end > self.end:
                 raise TemplateSyntaxError("unterminated string literal", start)

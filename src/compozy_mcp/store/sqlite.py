@@ -51,6 +51,7 @@ from compozy_mcp.store.base import (
     chunks,
 )
 from compozy_mcp.store.migrations import LATEST_VERSION, MIGRATIONS
+from compozy_mcp.store.sqlite_loops import SQLiteLoopReader, SQLiteLoopWriter
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +100,7 @@ def _session(row: sqlite3.Row) -> SessionRow:
     )
 
 
-class _SQLiteReader(StoreReader):
+class _SQLiteReader(SQLiteLoopReader, StoreReader):
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
@@ -319,7 +320,7 @@ class _SQLiteReader(StoreReader):
         return [HookStatsRow(**dict(row)) for row in rows]
 
 
-class _SQLiteWriter(_SQLiteReader, StoreWriter):
+class _SQLiteWriter(SQLiteLoopWriter, _SQLiteReader, StoreWriter):
     def insert_workspace(self, row: WorkspaceRow) -> None:
         self._conn.execute(
             "INSERT INTO workspaces (id, name, path, created_at) VALUES (?, ?, ?, ?)",
