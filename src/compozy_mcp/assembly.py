@@ -19,6 +19,7 @@ from compozy_mcp.hooks.admin import HookAdminService
 from compozy_mcp.hooks.registry import HookRegistry
 from compozy_mcp.hooks.runlog import RunLog
 from compozy_mcp.info.catalog import ToolCatalog
+from compozy_mcp.loops.service import LoopService
 from compozy_mcp.native import ToolDefinition, build_registry
 from compozy_mcp.native.context import Services
 from compozy_mcp.sessions.runtime import RecordedDriver, RuntimeDriver
@@ -41,6 +42,12 @@ class App:
     @property
     def sessions(self) -> Sessions:
         return self.services.sessions
+
+    @property
+    def loops(self) -> LoopService:
+        loops = self.services.loops
+        assert isinstance(loops, LoopService)
+        return loops
 
     def close(self) -> None:
         self.store.close()
@@ -81,6 +88,7 @@ def open_app(
         )
         for hook in hooks:
             engine.registry.add_code_hook(hook)
+        loops = LoopService(store, registry, sessions, clock, offload)
         services = Services(
             settings=settings,
             sessions=sessions,
@@ -90,8 +98,10 @@ def open_app(
             ),
             catalog=catalog,
             hooks=HookAdminService(engine, registry, store, sessions, clock, offload),
+            loops=loops,
         )
         dispatcher = Dispatcher(registry, services, hooks=engine)
+        loops.attach(dispatcher)
         upkeep = Upkeep(store, sessions, services.artifacts)
     except BaseException:
         store.close()

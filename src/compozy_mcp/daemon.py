@@ -106,11 +106,15 @@ def daemon_app(
                 await stack.enter_async_context(mcp_app.router.lifespan_context(mcp_app))
                 tasks = await stack.enter_async_context(anyio.create_task_group())
                 tasks.start_soon(_upkeep_every, app, settings.upkeep_seconds)
+                recovered = await app.loops.recover()
+                if any(recovered.values()):
+                    log.info("loop runs after restart: %s", recovered)
                 try:
                     yield
                 finally:
                     tasks.cancel_scope.cancel()
         finally:
+            await app.loops.shutdown()  # runs stay where they are, for the next start
             await app.hooks.drain()  # async hooks and run records finish before the exit
 
     host = LocalHost(app, mcp_servers=upstreams)

@@ -174,7 +174,9 @@ class LocalHost:
         return self._mcp_servers.listing()
 
     async def aclose(self) -> None:
-        # async hooks and run records of this process's calls finish before it ends
+        # Loop runs this process drives stop where they are (saved, for recovery); then async
+        # hooks and run records of this process's calls finish before it ends
+        await self.app.loops.shutdown()
         await self.app.hooks.drain()
         if self._owns_app:
             self.app.close()

@@ -12,6 +12,7 @@ def native_tools() -> list[ToolDefinition]:
     from compozy_mcp.native.artifact_tools import artifact_tools
     from compozy_mcp.native.contract_tools import contract_tools
     from compozy_mcp.native.hook_tools import hook_tools
+    from compozy_mcp.native.loop_tools import loop_tools
     from compozy_mcp.native.session_tools import session_tools
     from compozy_mcp.native.skill_tools import skill_tools
 
@@ -21,6 +22,7 @@ def native_tools() -> list[ToolDefinition]:
         *skill_tools(),
         *artifact_tools(),
         *hook_tools(),
+        *loop_tools(),
     ]
 
 

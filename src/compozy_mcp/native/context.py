@@ -61,6 +61,34 @@ class HookAdmin(Protocol):
         ...
 
 
+class LoopAdmin(Protocol):
+    """Loops: definitions and runs (implemented above this layer, in ``loops``). Records are
+    the shapes of :mod:`compozy_mcp.loops.records`; ``definition`` is the Loop document as
+    YAML or JSON text, or as an object."""
+
+    async def validate(self, call: CallInfo, definition: Any) -> dict[str, Any]:
+        """``{"valid", "items": [{node_id, path, code, message, severity, line, column}]}``."""
+        ...
+
+    async def create(
+        self, call: CallInfo, definition: Any, loop_id: str | None
+    ) -> dict[str, Any]: ...
+
+    async def info(self, call: CallInfo, loop_id: str, version: int | None) -> dict[str, Any]: ...
+
+    async def list(self, call: CallInfo) -> dict[str, Any]: ...
+
+    async def run(self, call: CallInfo, request: dict[str, Any]) -> dict[str, Any]: ...
+
+    async def status(self, call: CallInfo, run_id: str) -> dict[str, Any]: ...
+
+    async def runs(self, call: CallInfo, filters: dict[str, Any]) -> dict[str, Any]: ...
+
+    async def cancel(self, call: CallInfo, run_id: str) -> dict[str, Any]: ...
+
+    async def approve(self, call: CallInfo, request: dict[str, Any]) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Services:
     settings: Settings
@@ -69,6 +97,7 @@ class Services:
     artifacts: ArtifactService
     catalog: ToolCatalog
     hooks: HookAdmin
+    loops: LoopAdmin
 
 
 @dataclass(frozen=True, slots=True)
