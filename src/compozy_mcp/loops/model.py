@@ -200,7 +200,7 @@ class _Reader:
             )
             return None
         cls, kind = raw.get("class"), raw.get("kind")
-        if cls not in KINDS:
+        if not isinstance(cls, str) or cls not in KINDS:
             self.problem(
                 "class_unknown",
                 f'node "{node_id}" class must be one of action, control, source (got {cls!r})',

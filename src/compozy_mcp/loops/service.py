@@ -524,12 +524,12 @@ class LoopService:
 
     # --- restart and shutdown -------------------------------------------------------------------
 
-    async def recover(self) -> dict[str, list[str]]:
+    async def recover(self) -> dict[str, Any]:
         """Resume or mark interrupted every run a process that is gone left running."""
         with self._store.read() as reader:
             rows = reader.loop_runs(LoopRunQuery(statuses=[RUNNING, QUEUED], limit=10_000))
-        resumed: list[str] = []
-        interrupted: list[str] = []
+        resumed: Any = []
+        interrupted: Any = []
         for row in rows:
             if row.id in self._tasks or (row.owner != self.owner and _pid_alive(row.owner)):
                 continue

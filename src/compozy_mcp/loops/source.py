@@ -61,9 +61,9 @@ class SourceError(Exception):
 
 def _mark(node: yaml.Node) -> Mark:
     start = node.start_mark
-    scalar = isinstance(node, yaml.ScalarNode)
-    quoted = scalar and node.style in ("'", '"')
-    block = scalar and node.style in ("|", ">")
+    style = node.style if isinstance(node, yaml.ScalarNode) else None
+    quoted = style in ("'", '"')
+    block = style in ("|", ">")
     return Mark(start.line + 1, start.column + 1, quoted, block)
 
 
