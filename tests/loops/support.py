@@ -73,7 +73,8 @@ def transform(node_id: str, value: str) -> str:
 
 def gate(node_id: str = "review", *criteria: tuple[str, str]) -> str:
     items = "".join(
-        f"\n    - id: {cid}\n      prompt: {prompt!r}" for cid, prompt in (criteria or (("ok", "Is it right?"),))
+        f"\n    - id: {cid}\n      prompt: {prompt!r}"
+        for cid, prompt in (criteria or (("ok", "Is it right?"),))
     )
     return f"id: {node_id}\nclass: control\nkind: gate\nparams:\n  criteria:{items}"
 

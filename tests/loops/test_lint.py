@@ -99,9 +99,11 @@ async def test_json_text_lints_with_positions(app: App) -> None:
     text = json.dumps(yaml.safe_load(SPEC_EXAMPLE_COMPACT), indent=2)
     items = await lint_items(app, text)
     assert items[0]["code"] == "result_view_field_requires_full"
-    assert items[0]["line"] == text.splitlines().index(
-        next(line for line in text.splitlines() if '"prompt"' in line)
-    ) + 1
+    assert (
+        items[0]["line"]
+        == text.splitlines().index(next(line for line in text.splitlines() if '"prompt"' in line))
+        + 1
+    )
 
 
 # --- result_view_not_literal (spec, Errors) ----------------------------------------------------
@@ -127,7 +129,7 @@ async def test_result_view_not_literal(app: App, value: str) -> None:
 
 async def test_result_view_on_a_single_result_tool_has_the_dispatch_message(app: App) -> None:
     text = graph(
-        'id: view\nclass: action\nkind: compozy__skill_view\nparams:\n  name: x\n  result_view: full'
+        "id: view\nclass: action\nkind: compozy__skill_view\nparams:\n  name: x\n  result_view: full"
     )
     items = await lint_items(app, text)
     assert [(i["code"], i["message"]) for i in items] == [
@@ -181,7 +183,7 @@ async def test_an_open_part_of_the_full_schema_warns_that_the_path_cannot_be_pro
 ) -> None:
     # compozy__loop_status's full record leaves the run's inputs open
     text = graph(
-        'id: look\nclass: action\nkind: compozy__loop_status\nparams:\n  run_id: r\n'
+        "id: look\nclass: action\nkind: compozy__loop_status\nparams:\n  run_id: r\n"
         "  result_view: full",
         transform("use", '"{{ .nodes.look.output.run.inputs.ticket.title }}"'),
         edges=(("look", "use"),),
@@ -245,7 +247,7 @@ async def test_produces_with_a_full_only_field_requires_full(app: App) -> None:
     assert item["path"] == "produces"
     assert item["message"] == (
         'node "inspect" produces session.lineage.permission_policy, which the compact result of '
-        'compozy__session_status does not include; fix: add `result_view: full` to the params of '
+        "compozy__session_status does not include; fix: add `result_view: full` to the params of "
         'node "inspect"'
     )
     assert await lint_items(app, graph(_produces("full", fields))) == []
@@ -283,9 +285,7 @@ async def test_unknown_node_in_an_edge(app: App) -> None:
 
 
 async def test_a_cycle(app: App) -> None:
-    text = graph(
-        transform("a", "x"), transform("b", "y"), edges=(("a", "b"), ("b", "a"))
-    )
+    text = graph(transform("a", "x"), transform("b", "y"), edges=(("a", "b"), ("b", "a")))
     [item] = await lint_items(app, text)
     assert item["code"] == "cycle"
     assert "'a', 'b'" in item["message"]
@@ -350,7 +350,7 @@ async def test_unknown_input_when_inputs_are_declared(app: App) -> None:
     )
     [item] = await lint_items(app, text)
     assert item["code"] == "unknown_input"
-    assert '(declared: ticket)' in item["message"]
+    assert "(declared: ticket)" in item["message"]
 
 
 async def test_item_outside_a_fan_out(app: App) -> None:

@@ -206,7 +206,11 @@ class LoopService:
     async def list(self, call: CallInfo) -> dict[str, Any]:
         with self._store.read() as reader:
             rows = reader.loops()
-        return {"loops": [loop_record(row, self.definition_of(row), self._tools) for row in rows]}
+        return {
+            "loops": [
+                loop_record(row, self.definition_of(row), self._tools)["loop"] for row in rows
+            ]
+        }
 
     # --- runs -----------------------------------------------------------------------------------
 
