@@ -129,7 +129,8 @@ async def test_result_view_not_literal(app: App, value: str) -> None:
 
 async def test_result_view_on_a_single_result_tool_has_the_dispatch_message(app: App) -> None:
     text = graph(
-        "id: view\nclass: action\nkind: compozy__skill_view\nparams:\n  name: x\n  result_view: full"
+        "id: view\nclass: action\nkind: compozy__skill_view\n"
+        "params:\n  name: x\n  result_view: full"
     )
     items = await lint_items(app, text)
     assert [(i["code"], i["message"]) for i in items] == [

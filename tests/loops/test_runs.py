@@ -67,7 +67,8 @@ async def test_compact_status_keeps_the_gate_criterion_prompts(app: App, call: C
         {"id": "tools_ok", "prompt": "Are these the tools the agent should have?"}
     ]
     assert "output" not in _node(compact, "inspect")
-    assert "contracts" not in compact and "inputs" not in compact
+    assert "contracts" not in compact
+    assert "inputs" not in compact
     full = (await tool(app, "status", {"run_id": run["run_id"], "result_view": "full"}))["run"]
     assert "supervision" in _node(full, "inspect")["output"]["session"]
 
@@ -235,7 +236,8 @@ async def test_branch_takes_one_edge(app: App) -> None:
         transform("skip", "other"),
     ).replace(
         "  edges: []\n",
-        "  edges:\n    - {from: check, to: take, when: true}\n    - {from: check, to: skip, when: false}\n",
+        "  edges:\n    - {from: check, to: take, when: true}\n"
+        "    - {from: check, to: skip, when: false}\n",
     )
     run = await _run(app, text, inputs={"go": "true"})
     assert [(n["node_id"], n["status"]) for n in run["nodes"]] == [
@@ -271,9 +273,9 @@ async def test_typed_inputs(app: App) -> None:
     )
     run = await _run(app, text, inputs={"ticket": 7})
     assert _node(run, "t")["output"] == {"value": "7/none"}
-    with pytest.raises(ToolInvalidInput, match='input "inputs.ticket" must be an integer'):
+    with pytest.raises(ToolInvalidInput, match=r'input "inputs\.ticket" must be an integer'):
         await _run(app, text, inputs={"ticket": "x"})
-    with pytest.raises(ToolInvalidInput, match='input "inputs.ticket" is required'):
+    with pytest.raises(ToolInvalidInput, match=r'input "inputs\.ticket" is required'):
         await _run(app, text, inputs={})
     with pytest.raises(ToolInvalidInput, match="is not an input of this Loop"):
         await _run(app, text, inputs={"ticket": 1, "other": 2})
