@@ -133,23 +133,20 @@ def test_run_follows_the_run_then_status_approve_and_runs(home: Home) -> None:
     out = ok(compozy(home, "loop", "run", path, "--input", f"session_id={session}"))
     lines = out.splitlines()
     run_id = lines[0].split()[1]
-    assert (
-        lines[1:]
-        == [
-            "  inspect              running",
-            "  inspect              succeeded",
-            "  review               waiting",
-            "      [tools_ok] Are the tools right?",
-            f"waiting at gate: compozy loop approve {run_id}",
-        ]
-        or lines[-1] == f"waiting at gate: compozy loop approve {run_id}"
-    )
+    # each node as its status changes (a fast node may be seen succeeded at once)
+    assert "  inspect              succeeded" in lines
+    assert lines[-3:] == [
+        "  review               waiting",
+        "      [tools_ok] Are the tools right?",
+        f"waiting at gate: compozy loop approve {run_id}",
+    ]
     status = ok(compozy(home, "loop", "status", run_id))
     assert "[tools_ok] Are the tools right?" in status
     approved = ok(compozy(home, "loop", "approve", run_id, "--criterion", "tools_ok=pass"))
     assert approved.splitlines()[-1] == "succeeded"
     listed = ok(compozy(home, "loop", "runs"))
-    assert run_id in listed and "succeeded" in listed
+    assert f"{run_id}  " in listed
+    assert "succeeded" in listed
     done = compozy(home, "loop", "cancel", run_id)
     assert done.returncode == EXIT_CONFLICT
     shown = json.loads(ok(compozy(home, "loop", "status", run_id, "--full", "-o", "json")))
