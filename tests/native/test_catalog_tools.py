@@ -31,6 +31,14 @@ TOOLS_WITH_VIEWS = {
     "compozy__tool_list",
     "compozy__hooks_list",
     "compozy__hooks_runs",
+    "compozy__loop_create",
+    "compozy__loop_inspect",
+    "compozy__loop_list",
+    "compozy__loop_run",
+    "compozy__loop_status",
+    "compozy__loop_runs",
+    "compozy__loop_cancel",
+    "compozy__loop_approve",
 }
 SINGLE_RESULT = {
     "compozy__session_delete",
@@ -46,6 +54,7 @@ SINGLE_RESULT = {
     "compozy__hooks_disable",
     "compozy__hooks_delete",
     "compozy__hooks_test",
+    "compozy__loop_validate",
 }
 
 

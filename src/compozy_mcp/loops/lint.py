@@ -309,7 +309,7 @@ class _Linter:
 
     def template(self, node: Node, text: str, where: Path, path: str) -> None:
         try:
-            template = refs.parse(text)
+            template = refs.parse_cached(text)
         except refs.TemplateSyntaxError as exc:
             self.add(
                 "template_invalid",

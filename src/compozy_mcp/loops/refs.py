@@ -15,6 +15,7 @@ column. A field that is missing at run time renders empty (spec, Loops).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shlex
@@ -180,6 +181,13 @@ def parse(text: str) -> Template:
     if pending:
         parts.append(pending)
     return Template(text, tuple(parts))
+
+
+@functools.lru_cache(maxsize=4096)
+def parse_cached(text: str) -> Template:
+    """:func:`parse`, remembered: a Loop repeats its references (``{{ .inputs.x }}`` on every
+    node), and a template is immutable."""
+    return parse(text)
 
 
 def _action_end(text: str, start: int) -> int:

@@ -78,9 +78,14 @@ def _walk(node: yaml.Node, path: Path, marks: dict[Path, Mark]) -> None:
             _walk(item, (*path, index), marks)
 
 
+#: libyaml's loader when PyYAML was built with it (ten times faster on a large Loop), with the
+#: same nodes and marks as the pure-Python one
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def load(text: str) -> Source:
     """Parse ``text``; raises :class:`SourceError` with the position of a syntax error."""
-    loader = yaml.SafeLoader(text)
+    loader = _Loader(text)
     try:
         node = loader.get_single_node()
         if node is None:
