@@ -16,7 +16,16 @@ from compozy_mcp.validation import fast_checker
 REGISTRY = build_registry()
 #: inputs of these tools nest objects (a hook definition, a payload): jsonschema checks them
 #: alone, which is fine off the hot path
-NOT_FLAT = {"compozy__hooks_create", "compozy__hooks_update", "compozy__hooks_test"}
+NOT_FLAT = {
+    "compozy__hooks_create",
+    "compozy__hooks_update",
+    "compozy__hooks_test",
+    # a Loop document (text or object) and gate answers (a list of objects)
+    "compozy__loop_validate",
+    "compozy__loop_create",
+    "compozy__loop_run",
+    "compozy__loop_approve",
+}
 TOOLS = [tool for tool in REGISTRY if tool.id not in NOT_FLAT]
 SCALARS = st.one_of(
     st.none(),
