@@ -414,3 +414,44 @@ async def test_a_yaml_syntax_error_has_its_position(app: App) -> None:
     [item] = await lint_items(app, "graph:\n  nodes: [\n")
     assert item["code"] == "definition_invalid"
     assert item["line"] == 3
+
+
+async def test_a_gate_inside_a_fan_out_body(app: App) -> None:
+    text = graph(
+        'id: each\nclass: control\nkind: fan-out\nparams:\n  items: "{{ .inputs.names }}"',
+        gate("review"),
+        "id: all\nclass: control\nkind: collect\nparams:\n  from: each",
+        edges=(("each", "review"), ("review", "all")),
+    )
+    [item] = await lint_items(app, text)
+    assert item["code"] == "gate_in_fanout"
+
+
+LINT_CASES = [
+    (graph(status_node(view='"{{ .inputs.v }}"')), "result_view_not_literal"),
+    (SPEC_EXAMPLE_COMPACT, "result_view_field_requires_full"),
+    (
+        graph(
+            status_node(view="full"),
+            transform("t", '"{{ .nodes.inspect.output.session.nope }}"'),
+            edges=(("inspect", "t"),),
+        ),
+        "unresolvable_path",
+    ),
+    (graph(transform("a", "1"), transform("b", "2"), edges=(("a", "b"), ("b", "a"))), "cycle"),
+    (graph("id: x\nclass: action\nkind: compozy__nope"), "unknown_tool"),
+    (graph(transform("t", '"{{ .env.HOME }}"')), "unknown_reference"),
+    (graph(transform("t", '"{{ .nodes.ghost.output }}"')), "unknown_node"),
+    (graph("id: x\nclass: action\nkind: compozy__session_status\nparams: {}"), "params_invalid"),
+]
+
+
+@pytest.mark.parametrize(("text", "code"), LINT_CASES)
+async def test_lint_codes_through_mcp(app: App, text: str, code: str) -> None:
+    async with mcp_client(app) as client:
+        result = record(await client.call_tool("compozy__loop_validate", {"definition": text}))
+        refused = tool_error(await client.call_tool("compozy__loop_run", {"definition": text}))
+    assert [item["code"] for item in result["items"]] == [code]
+    assert result["items"][0]["line"] is not None
+    assert refused["reason"] == "loop_invalid"
+    assert f"error: {code}\n{result['items'][0]['message']}" in refused["message"]

@@ -359,3 +359,47 @@ async def test_nodes_act_in_the_scope_of_the_caller_that_started_the_run(
     )["run"]
     assert run["status"] == "failed"
     assert _node(run, "inspect")["error"]["reason"] == "session_not_in_scope"
+
+
+async def test_result_view_pinned_through_mcp(app: App, call: Caller) -> None:
+    from tests.loops.support import mcp_client
+    from tests.proxy.support import record
+
+    sid = await _session(call)
+    app.dispatcher.add_hook(_PatchView())
+    async with mcp_client(app) as client:
+        result = record(
+            await client.call_tool(
+                "compozy__loop_run",
+                {"definition": THREE_NODES, "inputs": {"session_id": sid}, "wait": True},
+            )
+        )
+    run = result["run"]
+    assert run["status"] == "failed"
+    error = _node(run, "inspect")["error"]
+    assert (error["code"], error["reason"], error["message"]) == (
+        "tool_denied",
+        "result_view_pinned",
+        'tool "compozy__session_status" result view is pinned to "full" by the caller',
+    )
+
+
+async def test_an_answer_that_lost_a_race_is_refused(app: App, call: Caller) -> None:
+    run = (await tool(app, "run", {"definition": graph(gate("review")), "wait": True}))["run"]
+    service = app.loops
+    original = service._load
+
+    def load_then_someone_answers(call_info: Any, run_id: str) -> Any:
+        row = original(call_info, run_id)
+        with app.store.write() as writer:  # another caller writes between read and write
+            current = writer.loop_run(run_id)
+            assert current is not None
+            from dataclasses import replace
+
+            writer.put_loop_run(replace(current))
+        return row
+
+    service._load = load_then_someone_answers  # type: ignore[method-assign]
+    with pytest.raises(ToolConflict) as caught:
+        await tool(app, "approve", {"run_id": run["run_id"], "decision": "approve"})
+    assert caught.value.reason == "write_conflict"

@@ -9,7 +9,7 @@ The checks, with their codes:
   (literal params against the tool's input schema, the selector's dispatch messages included);
 - references: ``template_invalid`` (syntax, unknown function, arity), ``unknown_reference`` (a
   root other than inputs, nodes, item, index), ``unknown_input``, ``reference_not_upstream``
-  (a node that does not run before the reader), ``item_outside_fanout``;
+  (a node that does not run before the reader), ``item_outside_fanout``, ``gate_in_fanout``;
 - paths, against the view each tool node selects or a node's ``produces``:
   ``result_view_field_requires_full`` (spec, Loops: the field is in the full view only),
   ``unresolvable_path`` (neither view has it; the error names the deepest valid segment and
@@ -207,6 +207,15 @@ class _Linter:
     # --- nodes ------------------------------------------------------------------------------
 
     def node(self, node: Node) -> None:
+        if node.kind == GATE and node.id in self.bodies:
+            self.add(
+                "gate_in_fanout",
+                f'gate "{node.id}" is inside the body of fan-out "{self.bodies[node.id]}"; a '
+                "gate stops the whole run, so put it before the fan-out or after its collect",
+                node,
+                (*node.where, "kind"),
+                path="kind",
+            )
         if node.is_tool:
             self.tool_node(node)
         else:

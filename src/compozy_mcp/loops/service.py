@@ -369,7 +369,10 @@ class LoopService:
         stored = await self._offload(insert)
         self._versions[doc["run_id"]] = stored.version
 
-    async def _save(self, doc: dict[str, Any]) -> None:
+    async def _save(self, doc: dict[str, Any], *, answer_of: CallInfo | None = None) -> None:
+        """Write the run. A runner that lost a race keeps going unless the run ended meanwhile
+        (cancelled elsewhere: :class:`RunStopped`); an answer to a gate (``answer_of``) that
+        lost one is refused, so two answers never both count."""
         run_id = doc["run_id"]
 
         def write() -> LoopRunRow:
@@ -377,6 +380,13 @@ class LoopService:
                 try:
                     return writer.put_loop_run(self._row_of(doc))
                 except StaleWrite:
+                    if answer_of is not None:
+                        raise ToolConflict(
+                            answer_of.tool_id,
+                            f'loop run "{run_id}" changed while it was being answered (answered '
+                            "or cancelled by another caller); read it again",
+                            reason=Reason.WRITE_CONFLICT,
+                        ) from None
                     current = writer.loop_run(run_id)
                     if current is None or current.status in ENDED:
                         raise RunStopped(run_id) from None
@@ -516,10 +526,10 @@ class LoopService:
             state["error"] = error
             doc.update(status=FAILED, ended_at=now, owner=None, error={**error, "node_id": node_id})
             doc["updated_at"] = now
-            await self._save(doc)
+            await self._save(doc, answer_of=call)
             return await self.status(call, run_id)
         doc.update(status=RUNNING, owner=self.owner, updated_at=now)
-        await self._save(doc)
+        await self._save(doc, answer_of=call)
         definition = self.definition_of(self._row(call, row.loop_id, row.loop_version))
         task = self._start(doc, definition)
         if request.get("wait"):
