@@ -87,7 +87,7 @@ async def test_an_object_definition_lints_without_positions(app: App) -> None:
     import yaml
 
     document = yaml.safe_load(SPEC_EXAMPLE_COMPACT)
-    items = await lint_items(app, document)  # type: ignore[arg-type]
+    items = await lint_items(app, document)
     assert [(i["code"], i["message"], i["line"]) for i in items] == [
         ("result_view_field_requires_full", SPEC_MESSAGE, None)
     ]

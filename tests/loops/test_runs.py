@@ -384,7 +384,9 @@ async def test_result_view_pinned_through_mcp(app: App, call: Caller) -> None:
     )
 
 
-async def test_an_answer_that_lost_a_race_is_refused(app: App, call: Caller) -> None:
+async def test_an_answer_that_lost_a_race_is_refused(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run = (await tool(app, "run", {"definition": graph(gate("review")), "wait": True}))["run"]
     service = app.loops
     original = service._load
@@ -399,7 +401,7 @@ async def test_an_answer_that_lost_a_race_is_refused(app: App, call: Caller) -> 
             writer.put_loop_run(replace(current))
         return row
 
-    service._load = load_then_someone_answers  # type: ignore[method-assign]
+    monkeypatch.setattr(service, "_load", load_then_someone_answers)
     with pytest.raises(ToolConflict) as caught:
         await tool(app, "approve", {"run_id": run["run_id"], "decision": "approve"})
     assert caught.value.reason == "write_conflict"

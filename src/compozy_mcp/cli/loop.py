@@ -185,8 +185,7 @@ def _follow(
     async def follow(host: Any) -> dict[str, Any]:
         import asyncio
 
-        started = (await _invoke(host, verb, tool_input))["result"]["structured"]["run"]
-        run = started
+        run: dict[str, Any] = (await _invoke(host, verb, tool_input))["result"]["structured"]["run"]
         if not json_output:
             print(f"run {run['run_id']} of {run['loop_id']} v{run['loop_version']}", flush=True)
         seen: dict[str, str] = {}
