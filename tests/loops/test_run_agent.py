@@ -46,9 +46,23 @@ TURN = obj(
 )
 
 
+def _reviewer_answer(prompt: str) -> str:
+    """What a reviewing agent answers: each criterion whose prompt says "(passes)" passes."""
+    lines = [line[2:] for line in prompt.splitlines() if line.startswith("- ")]
+    answers = []
+    for line in lines:
+        criterion_id, _, text = line.partition(": ")
+        if "(undecided)" in text:
+            continue
+        verdict = "PASS" if "(passes)" in text else "FAIL"
+        answers.append(f"{criterion_id}: {verdict} checked")
+    return "\n".join(answers)
+
+
 async def _prompt(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
     PROMPTS.append(args)
     crashed = "crash" in args["prompt"]
+    reviewing = "Criteria:" in args["prompt"]
     turn = len(PROMPTS)
     return {
         "turn": {
@@ -58,7 +72,9 @@ async def _prompt(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
             "status": "failed" if crashed else "completed",
             "stop_reason": "agent_crashed" if crashed else "end_turn",
             "summary": {"text": args["prompt"][:40], "truncated": False},
-            "final_message": f"echo: {args['prompt']}",
+            "final_message": _reviewer_answer(args["prompt"])
+            if reviewing
+            else f"echo: {args['prompt']}",
             "usage": {},
         }
     }
@@ -185,3 +201,48 @@ async def test_run_agent_reads_a_compact_field_without_full(app: App) -> None:
     )
     run = await _run(app, text, inputs={"session_id": sid})
     assert _node(run, "ask")["output"]["final_message"] == "echo: state active"
+
+
+def _reviewed_gate(*criteria: tuple[str, str]) -> str:
+    items = "".join(f"\n    - id: {cid}\n      prompt: {text!r}" for cid, text in criteria)
+    return graph(
+        "id: review\nclass: control\nkind: gate\nparams:\n"
+        f"  title: Ship it?\n  reviewer:\n    agent: {AGENT}\n  criteria:{items}"
+    )
+
+
+async def test_a_reviewing_agent_approves_a_gate(app: App) -> None:
+    run = await _run(app, _reviewed_gate(("tests", "Tests are green (passes)")))
+    assert run["status"] == "succeeded", run
+    review = _node(run, "review")
+    assert review["gate"]["decision"] == "approve"
+    assert review["gate"]["answered_by"].startswith("agent:")
+    assert review["output"]["answers"] == [
+        {
+            "criterion_id": "tests",
+            "prompt": "Tests are green (passes)",
+            "passed": True,
+            "note": "checked",
+        }
+    ]
+    assert "- tests: Tests are green (passes)" in PROMPTS[0]["prompt"]
+    assert "Gate: Ship it?" in PROMPTS[0]["prompt"]
+
+
+async def test_a_reviewing_agent_rejects_a_gate(app: App) -> None:
+    run = await _run(app, _reviewed_gate(("a", "fine (passes)"), ("b", "broken")))
+    assert run["status"] == "failed"
+    assert run["error"]["reason"] == "gate_rejected"
+    assert _node(run, "review")["gate"]["decision"] == "reject"
+
+
+async def test_an_undecided_review_leaves_the_gate_to_the_operator(app: App) -> None:
+    run = await _run(app, _reviewed_gate(("a", "fine (passes)"), ("b", "(undecided)")))
+    assert run["status"] == "waiting"
+    gate = _node(run, "review")["gate"]
+    assert gate["review"]["note"] == "the reviewing agent did not decide every criterion"
+    done = (
+        await tool(app, "approve", {"run_id": run["run_id"], "decision": "approve", "wait": True})
+    )["run"]
+    assert done["status"] == "succeeded"
+    assert _node(done, "review")["gate"]["answered_by"] == "operator"

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from compozy_mcp.loops.model import BRANCH, COLLECT, FAN_OUT, GATE, INPUT, RUN_AGENT, TRANSFORM
-from compozy_mcp.schemas import BOOLEAN, COUNT, OPEN_OBJECT, STRING, array, nullable, obj
+from compozy_mcp.schemas import BOOLEAN, COUNT, OPEN_OBJECT, STRING, array, obj
 
 Schema = dict[str, Any]
 
@@ -28,7 +28,20 @@ PARAMS: Mapping[str, Schema] = {
     BRANCH: obj({"condition": TEMPLATE}),
     GATE: obj(
         {"criteria": array(CRITERION, minItems=1)},
-        {"title": STRING},
+        {
+            "title": STRING,
+            # answered by a reviewing agent (a run-agent style prompt) instead of the operator;
+            # an answer that decides nothing leaves the gate to the operator
+            "reviewer": obj(
+                {"agent": STRING},
+                {
+                    "agent_name": STRING,
+                    "session_id": TEMPLATE,
+                    "context": TEMPLATE,
+                    "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": 86_400},
+                },
+            ),
+        },
     ),
     FAN_OUT: obj({"items": {}}),
     COLLECT: obj({"from": STRING}),
@@ -61,6 +74,3 @@ def input_schema(params: Mapping[str, Any]) -> Schema:
     """The schema of a Loop input (``input`` node): the one it declares, or any value."""
     declared = params.get("schema")
     return dict(declared) if isinstance(declared, Mapping) else {}
-
-
-__all__ = ["ANSWER", "OUTPUTS", "PARAMS", "nullable"]

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from compozy_mcp.calls import CallScope
 from compozy_mcp.clock import Clock, timestamp
 from compozy_mcp.errors import CompozyError, ToolError
-from compozy_mcp.loops import contracts, refs
+from compozy_mcp.loops import contracts, refs, review
 from compozy_mcp.loops.lint import plan
 from compozy_mcp.loops.model import (
     BRANCH,
@@ -245,12 +245,22 @@ class Runner:
                     )
                 )
             state = self.state(node.id)
-            state["gate"] = {
-                "title": node.params.get("title"),
-                "criteria": [
-                    {"id": c["id"], "prompt": c["prompt"]} for c in node.params["criteria"]
-                ],
-            }
+            criteria = [{"id": c["id"], "prompt": c["prompt"]} for c in node.params["criteria"]]
+            state["gate"] = {"title": node.params.get("title"), "criteria": criteria}
+            if node.params.get("reviewer"):
+                output = await self.review(node, criteria)
+                if output is not None and output["decision"] == "approve":
+                    await self.mark(node.id, SUCCEEDED, output=output)
+                    return
+                if output is not None:
+                    state["output"] = output
+                    raise NodeFailed(
+                        failure(
+                            "loop_node_failed",
+                            str(Reason.GATE_REJECTED),
+                            f'gate "{node.id}" was rejected by the reviewing agent',
+                        )
+                    )
             await self.mark(node.id, WAITING)
             return
         if node.kind == FAN_OUT:
@@ -349,7 +359,11 @@ class Runner:
         return result.structured
 
     async def run_agent(self, node: Node, frame: _Frame) -> Any:
-        params = self.render(node.params, frame)
+        return await self.prompt_agent(node.id, self.render(node.params, frame))
+
+    async def prompt_agent(self, node_id: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Create a session of ``params.agent`` unless ``params.session_id`` names one, prompt
+        it and wait for the turn: ``{session_id, turn_id, stop_reason, final_message}``."""
         timeout = int(params.get("timeout_seconds") or DEFAULT_TURN_TIMEOUT)
         async with asyncio.timeout(timeout + TURN_GRACE_SECONDS):
             session_id = params.get("session_id") or None
@@ -357,7 +371,7 @@ class Runner:
                 created = await self.caller.call(
                     SESSION_CREATE,
                     {
-                        "agent_name": params.get("agent_name") or node.id,
+                        "agent_name": params.get("agent_name") or node_id,
                         "provider": params["agent"],
                     },
                     scope=self.scope,
@@ -380,7 +394,7 @@ class Runner:
                 failure(
                     "loop_node_failed",
                     str(Reason.TURN_NOT_COMPLETED),
-                    f'node "{node.id}": the turn {turn.get("turn_id")} of session {session_id} '
+                    f'node "{node_id}": the turn {turn.get("turn_id")} of session {session_id} '
                     f"ended {turn.get('status')} ({turn.get('stop_reason') or 'no stop reason'}), "
                     "not completed",
                 )
@@ -391,6 +405,27 @@ class Runner:
             "stop_reason": turn.get("stop_reason") or "",
             "final_message": turn.get("final_message") or "",
         }
+
+    async def review(self, node: Node, criteria: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """A reviewing agent's answer to a gate: the gate's output when it decides, ``None``
+        (with the reason kept on the gate) when the operator has to."""
+        reviewer = self.render(node.params["reviewer"], _Frame())
+        gate = self.state(node.id)["gate"]
+        text = review.prompt(node.params.get("title"), criteria, reviewer.get("context"))
+        try:
+            answer = await self.prompt_agent(node.id, {**reviewer, "prompt": text})
+        except (NodeFailed, ToolError, TimeoutError) as exc:
+            reason = exc.error["message"] if isinstance(exc, NodeFailed) else str(exc)
+            gate["review"] = {"note": f"the reviewing agent gave no answer: {reason}"}
+            return None
+        verdict = review.read(answer["final_message"], criteria)
+        gate["review"] = {"session_id": answer["session_id"], "turn_id": answer["turn_id"]}
+        if verdict is None:
+            gate["review"]["note"] = "the reviewing agent did not decide every criterion"
+            return None
+        who = f"agent:{answer['session_id']}"
+        gate.update(decision=verdict.decision, answered_by=who)
+        return {"decision": verdict.decision, "answered_by": who, "answers": verdict.answers}
 
     async def fan_out(self, node: Node) -> Any:
         items = self.render(node.params.get("items"), _Frame())

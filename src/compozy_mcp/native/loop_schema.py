@@ -44,6 +44,10 @@ GATE = obj(
         "title": nullable(STRING),
         "decision": enum("approve", "reject"),
         "answered_by": STRING,
+        "review": obj(
+            {},
+            {"session_id": STRING, "turn_id": STRING, "note": STRING},
+        ),
     },
 )
 CONTRACT = obj(
