@@ -8,10 +8,10 @@ CRITERIA = [{"id": "tests", "prompt": "Tests pass"}, {"id": "docs", "prompt": "D
 
 
 def test_every_criterion_passed_approves() -> None:
-    verdict = review.read("tests: PASS all green\n- **docs**: pass", CRITERIA)
+    verdict = review.read("tests: **PASS** all green\n- **docs**: pass", CRITERIA)
     assert verdict is not None
     assert verdict.decision == "approve"
-    assert [a["note"] if "note" in a else None for a in verdict.answers] == ["all green", None]
+    assert [a.get("note") for a in verdict.answers] == ["all green", None]
 
 
 def test_one_failed_criterion_rejects() -> None:

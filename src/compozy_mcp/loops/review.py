@@ -43,7 +43,8 @@ def read(answer: str, criteria: Sequence[Mapping[str, Any]]) -> Verdict | None:
     found: dict[str, tuple[bool, str]] = {}
     for criterion in criteria:
         pattern = re.compile(
-            rf"^[\s*`-]*{re.escape(str(criterion['id']))}`?\s*:\s*\**(PASS|FAIL)\**\b[\s:.-]*(.*)$",
+            rf"^[ \t*`-]*{re.escape(str(criterion['id']))}[*`]*[ \t]*:[ \t]*\**(PASS|FAIL)\b"
+            r"\**[ \t:.-]*([^\n]*)$",
             re.IGNORECASE | re.MULTILINE,
         )
         verdicts = {
