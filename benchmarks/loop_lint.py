@@ -81,7 +81,8 @@ def generate(count: int) -> str:
                 "      params:",
                 "        output:",
                 f'          value: "{{{{ .nodes.{source}.output.{field} | json }}}}"',
-                f'          state: "{{{{ default \\"none\\" .nodes.{source}.output.session.state }}}}"',
+                "          state: "
+                f'"{{{{ default \\"none\\" .nodes.{source}.output.session.state }}}}"',
             ]
         if previous is not None:
             edges.append((previous, node_id))
