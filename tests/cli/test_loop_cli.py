@@ -158,3 +158,11 @@ def test_cancel_a_waiting_run(home: Home) -> None:
     run_id = ok(compozy(home, "loop", "run", path)).splitlines()[0].split()[1]
     out = ok(compozy(home, "loop", "cancel", run_id))
     assert out.splitlines()[0].endswith(": cancelled")
+
+
+def test_detach_without_a_daemon_follows_the_run(home: Home) -> None:
+    path = _file(home, "loop.yaml", graph(transform("t", "x")))
+    done = compozy(home, "loop", "run", path, "--detach")
+    assert done.returncode == 0, done.stderr
+    assert "following the run in this process" in done.stderr
+    assert done.stdout.splitlines()[-1] == "succeeded"

@@ -179,8 +179,16 @@ def _follow(
 ) -> int:
     """Start (``verb``), then read the run again until it ends or waits, printing each node as
     its status changes: all in one host session, so an in-process run keeps going meanwhile."""
-    detach = args.detach
     json_output = args.output == "json"
+    detach = args.detach
+    if detach and context.target is None:
+        # without a daemon the run lives in this process: leaving would stop it mid-way
+        print(
+            "compozy: note: no daemon (--url, COMPOZY_URL): following the run in this process "
+            "until it ends or waits at a gate",
+            file=sys.stderr,
+        )
+        detach = False
 
     async def follow(host: Any) -> dict[str, Any]:
         import asyncio

@@ -135,7 +135,12 @@ class LoopService:
             call.tool_id, "definition", "must be the Loop document (YAML or JSON text) or an object"
         )
 
-    def _lint(self, call: CallInfo, given: Any) -> tuple[Definition, list[LintItem]]:
+    async def _lint(self, call: CallInfo, given: Any) -> tuple[Definition, list[LintItem]]:
+        """Lint in a worker thread: a large Loop takes a fraction of a second of CPU, which the
+        event loop's other callers should not wait for."""
+        return await self._offload(self._lint_now, call, given)
+
+    def _lint_now(self, call: CallInfo, given: Any) -> tuple[Definition, list[LintItem]]:
         try:
             source = self._source(call, given)
         except LoopInvalid as exc:
@@ -144,20 +149,20 @@ class LoopService:
         return lint(source, self._tools)
 
     async def validate(self, call: CallInfo, definition: Any) -> dict[str, Any]:
-        _, items = self._lint(call, definition)
+        _, items = await self._lint(call, definition)
         return {
             "valid": not errors(items),
             "items": [item.payload() for item in items],
         }
 
-    def _checked(self, call: CallInfo, given: Any) -> Definition:
-        definition, items = self._lint(call, given)
+    async def _checked(self, call: CallInfo, given: Any) -> Definition:
+        definition, items = await self._lint(call, given)
         if errors(items):
             raise LoopInvalid(call.tool_id, [item.payload() for item in items])
         return definition
 
     async def create(self, call: CallInfo, definition: Any, loop_id: str | None) -> dict[str, Any]:
-        checked = self._checked(call, definition)
+        checked = await self._checked(call, definition)
         loop_id = loop_id or f"loop-{secrets.token_hex(4)}"
         doc = {
             "format": FORMAT,
@@ -190,25 +195,29 @@ class LoopService:
             raise ResourceNotFound(call.tool_id, "loop", ident)
         return row
 
-    def definition_of(self, row: LoopRow) -> Definition:
-        """A stored version as a definition; a snapshot from before views is translated to
-        ``full`` on load (:mod:`.superseded`)."""
+    async def definition_of(self, row: LoopRow) -> Definition:
+        """A stored version as a definition (read in a worker thread); a snapshot from before
+        views is translated to ``full`` on load (:mod:`.superseded`)."""
+        definition, _ = await self._offload(self._linted, row)
+        return definition
+
+    def _linted(self, row: LoopRow) -> tuple[Definition, list[LintItem]]:
+        """A stored version, read and linted against today's tools."""
         doc = superseded.translate_definition(row.doc, self._tools)
         text = doc.get("source")
         source = load(text) if isinstance(text, str) else from_object(doc["document"])
-        definition, _ = lint(source, self._tools)
-        return definition
+        return lint(source, self._tools)
 
     async def info(self, call: CallInfo, loop_id: str, version: int | None) -> dict[str, Any]:
         row = self._row(call, loop_id, version)
-        return loop_record(row, self.definition_of(row), self._tools)
+        return loop_record(row, await self.definition_of(row), self._tools)
 
     async def list(self, call: CallInfo) -> dict[str, Any]:
         with self._store.read() as reader:
             rows = reader.loops()
         return {
             "loops": [
-                loop_record(row, self.definition_of(row), self._tools)["loop"] for row in rows
+                loop_record(row, await self.definition_of(row), self._tools)["loop"] for row in rows
             ]
         }
 
@@ -254,8 +263,7 @@ class LoopService:
                 call.tool_id, f'tool "{call.tool_id}" needs "loop_id" or "definition"'
             )
         row = self._row(call, loop_id, version)
-        definition = self.definition_of(row)
-        _, items = lint(definition.source, self._tools)
+        definition, items = await self._offload(self._linted, row)
         if errors(items):  # the tools changed since it was stored: lint runs before every start
             raise LoopInvalid(call.tool_id, [item.payload() for item in items])
         inputs = self._inputs(call, definition, request.get("inputs") or {})
@@ -530,7 +538,7 @@ class LoopService:
             return await self.status(call, run_id)
         doc.update(status=RUNNING, owner=self.owner, updated_at=now)
         await self._save(doc, answer_of=call)
-        definition = self.definition_of(self._row(call, row.loop_id, row.loop_version))
+        definition = await self.definition_of(self._row(call, row.loop_id, row.loop_version))
         task = self._start(doc, definition)
         if request.get("wait"):
             await asyncio.wait([task], timeout=float(request.get("timeout_seconds") or 600))
@@ -549,7 +557,7 @@ class LoopService:
                 continue
             doc = superseded.translate_run(dict(row.doc), self._tools)
             self._versions[row.id] = row.version
-            definition = self.definition_of(
+            definition = await self.definition_of(
                 self._row(CallInfo("compozy__loop_run"), row.loop_id, row.loop_version)
             )
             cut = [nid for nid, s in doc["nodes"].items() if s["status"] == RUNNING]
