@@ -118,3 +118,83 @@ def test_lint_over_http_on_a_daemon(tmp_path: Path) -> None:
         assert refused.status_code == 400
         error = refused.json()["error"]
         assert (error["code"], error["reason"]) == ("tool_invalid_input", "loop_invalid")
+
+
+def _wait_for(home: Home, url: str, run_id: str, node_id: str, status: str) -> dict[str, Any]:
+    import time
+
+    deadline = time.monotonic() + 60
+    while True:
+        shown = json.loads(ok(compozy(home, "--url", url, "loop", "status", run_id, "-o", "json")))
+        node = next(n for n in shown["run"]["nodes"] if n["node_id"] == node_id)
+        if node["status"] == status:
+            run: dict[str, Any] = shown["run"]
+            return run
+        assert time.monotonic() < deadline, shown
+        time.sleep(0.1)
+
+
+def test_a_daemon_killed_in_the_middle_of_a_node_resumes_the_run(tmp_path: Path) -> None:
+    """SIGKILL while a read-only node runs (a slow tool.pre_call hook holds it): the next
+    daemon resumes the run from that node."""
+    import signal
+
+    home = Home.make(tmp_path)
+    home.path.mkdir(parents=True, exist_ok=True)
+    hooks = home.path / "hooks.yaml"
+    hooks.write_text(
+        "hooks:\n"
+        "  - id: slow-status\n"
+        "    event: tool.pre_call\n"
+        "    matcher:\n"
+        "      tool: compozy__session_status\n"
+        "    command: sleep 5\n"
+        "    timeout: 60\n",
+        encoding="utf-8",
+    )
+    path = tmp_path / "loop.yaml"
+    path.write_text(THREE_NODES, encoding="utf-8")
+    with _serve(home) as daemon:
+        url = daemon.url
+        assert url is not None
+        made = json.loads(
+            ok(
+                compozy(
+                    home,
+                    "--url",
+                    url,
+                    "tool",
+                    "invoke",
+                    "compozy__session_create",
+                    "--input",
+                    '{"agent_name":"general"}',
+                    "-o",
+                    "json",
+                )
+            )
+        )
+        session = made["result"]["structured"]["session"]["id"]
+        out = ok(
+            compozy(
+                home,
+                "--url",
+                url,
+                "loop",
+                "run",
+                str(path),
+                "--detach",
+                "--input",
+                f"session_id={session}",
+            )
+        )
+        run_id = out.splitlines()[0].split()[1]
+        _wait_for(home, url, run_id, "inspect", "running")
+        daemon.stop(signal.SIGKILL)
+    hooks.unlink()
+    with _serve(home) as daemon:
+        url = daemon.url
+        assert url is not None
+        run = _wait_for(home, url, run_id, "review", "waiting")
+        assert run["status"] == "waiting"
+        assert "recovered_at" in run
+        assert [n["status"] for n in run["nodes"]] == ["succeeded", "succeeded", "waiting"]

@@ -108,6 +108,7 @@ RUN_COMPACT = Fields.of(
     "created_at",
     "updated_at",
     "ended_at",
+    "recovered_at",
     "error",
     nodes=Each(Fields.of("node_id", "kind", "status", "result_view", "error", "gate")),
 )
