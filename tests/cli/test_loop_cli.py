@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from tests.api.support import Home, compozy
 from tests.loops.support import (
+    LINT_CASES,
     SPEC_CLI_LINES,
     SPEC_EXAMPLE,
     SPEC_EXAMPLE_COMPACT,
@@ -70,26 +71,9 @@ def test_the_spec_example_with_full_passes(home: Home) -> None:
     assert "compozy__session_status (result_view full)" in made
 
 
-@pytest.mark.parametrize(
-    ("text", "code"),
-    [
-        (graph(status_node(view='"{{ .inputs.v }}"')), "result_view_not_literal"),
-        (
-            graph(
-                status_node(view="full"),
-                transform("t", '"{{ .nodes.inspect.output.session.nope }}"'),
-                edges=(("inspect", "t"),),
-            ),
-            "unresolvable_path",
-        ),
-        (graph(transform("a", "1"), transform("b", "2"), edges=(("a", "b"), ("b", "a"))), "cycle"),
-        (graph("id: x\nclass: action\nkind: compozy__nope"), "unknown_tool"),
-        (graph(transform("t", '"{{ .env.HOME }}"')), "unknown_reference"),
-        (graph(transform("t", '"{{ .item }}"')), "item_outside_fanout"),
-    ],
-)
-def test_lint_codes_through_the_cli(home: Home, text: str, code: str) -> None:
-    path = _file(home, "loop.yaml", text)
+@pytest.mark.parametrize("code", sorted(LINT_CASES))
+def test_lint_codes_through_the_cli(home: Home, code: str) -> None:
+    path = _file(home, "loop.yaml", LINT_CASES[code])
     done = compozy(home, "loop", "validate", path, "-o", "json")
     assert done.returncode == EXIT_USAGE
     result: dict[str, Any] = json.loads(done.stdout)

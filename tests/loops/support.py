@@ -102,3 +102,40 @@ async def mcp_client(app: App, session: str | None = None) -> AsyncIterator[Clie
     server = ProxyServer(app, scope=scope).server
     async with Client(server, mode="auto", cache=None) as client:
         yield client
+
+
+_FAN = 'id: each\nclass: control\nkind: fan-out\nparams:\n  items: "{{ .inputs.names }}"'
+_COLLECT = "id: all\nclass: control\nkind: collect\nparams:\n  from: each"
+
+#: one document per lint code (each has exactly that one item), for every surface's tests
+LINT_CASES: dict[str, str] = {
+    "definition_invalid": "graph: {}\n",
+    "node_id_invalid": graph("id: Bad\nclass: action\nkind: transform"),
+    "node_id_duplicate": graph(transform("a", "x"), transform("a", "y")),
+    "class_unknown": graph("id: a\nclass: nope\nkind: transform"),
+    "kind_unknown": graph("id: a\nclass: control\nkind: transform"),
+    "params_invalid": graph("id: x\nclass: action\nkind: compozy__session_status\nparams: {}"),
+    "produces_invalid": graph(transform("a", "x") + "\nproduces: 7"),
+    "unknown_node": graph(transform("t", '"{{ .nodes.ghost.output }}"')),
+    "cycle": graph(transform("a", "1"), transform("b", "2"), edges=(("a", "b"), ("b", "a"))),
+    "unknown_tool": graph("id: x\nclass: action\nkind: compozy__nope"),
+    "result_view_not_literal": graph(status_node(view='"{{ .inputs.v }}"')),
+    "template_invalid": graph(transform("t", '"{{ .inputs.x "')),
+    "unknown_reference": graph(transform("t", '"{{ .env.HOME }}"')),
+    "unknown_input": graph(
+        "id: ticket\nclass: source\nkind: input", transform("t", '"{{ .inputs.tiket }}"')
+    ),
+    "reference_not_upstream": graph(
+        status_node(), transform("t", '"{{ .nodes.inspect.output.session.id }}"')
+    ),
+    "item_outside_fanout": graph(transform("t", '"{{ .item }}"')),
+    "gate_in_fanout": graph(
+        _FAN, gate("review"), _COLLECT, edges=(("each", "review"), ("review", "all"))
+    ),
+    "result_view_field_requires_full": SPEC_EXAMPLE_COMPACT,
+    "unresolvable_path": graph(
+        status_node(view="full"),
+        transform("t", '"{{ .nodes.inspect.output.session.nope }}"'),
+        edges=(("inspect", "t"),),
+    ),
+}

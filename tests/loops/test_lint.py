@@ -9,6 +9,7 @@ import json
 
 import pytest
 from tests.loops.support import (
+    LINT_CASES,
     SPEC_EXAMPLE,
     SPEC_EXAMPLE_COMPACT,
     SPEC_MESSAGE,
@@ -24,6 +25,7 @@ from tests.proxy.support import record, tool_error
 
 from compozy_mcp.assembly import App
 from compozy_mcp.errors import LoopInvalid
+from compozy_mcp.loops.lint import CODES
 
 pytestmark = pytest.mark.anyio
 
@@ -427,31 +429,18 @@ async def test_a_gate_inside_a_fan_out_body(app: App) -> None:
     assert item["code"] == "gate_in_fanout"
 
 
-LINT_CASES = [
-    (graph(status_node(view='"{{ .inputs.v }}"')), "result_view_not_literal"),
-    (SPEC_EXAMPLE_COMPACT, "result_view_field_requires_full"),
-    (
-        graph(
-            status_node(view="full"),
-            transform("t", '"{{ .nodes.inspect.output.session.nope }}"'),
-            edges=(("inspect", "t"),),
-        ),
-        "unresolvable_path",
-    ),
-    (graph(transform("a", "1"), transform("b", "2"), edges=(("a", "b"), ("b", "a"))), "cycle"),
-    (graph("id: x\nclass: action\nkind: compozy__nope"), "unknown_tool"),
-    (graph(transform("t", '"{{ .env.HOME }}"')), "unknown_reference"),
-    (graph(transform("t", '"{{ .nodes.ghost.output }}"')), "unknown_node"),
-    (graph("id: x\nclass: action\nkind: compozy__session_status\nparams: {}"), "params_invalid"),
-]
+def test_every_lint_code_has_a_case() -> None:
+    assert set(LINT_CASES) == set(CODES)
 
 
-@pytest.mark.parametrize(("text", "code"), LINT_CASES)
-async def test_lint_codes_through_mcp(app: App, text: str, code: str) -> None:
+@pytest.mark.parametrize("code", sorted(LINT_CASES))
+async def test_lint_codes_through_mcp(app: App, code: str) -> None:
+    text = LINT_CASES[code]
     async with mcp_client(app) as client:
         result = record(await client.call_tool("compozy__loop_validate", {"definition": text}))
         refused = tool_error(await client.call_tool("compozy__loop_run", {"definition": text}))
     assert [item["code"] for item in result["items"]] == [code]
     assert result["items"][0]["line"] is not None
+    assert result["items"][0]["severity"] == "error"
     assert refused["reason"] == "loop_invalid"
     assert f"error: {code}\n{result['items'][0]['message']}" in refused["message"]

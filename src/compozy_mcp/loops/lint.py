@@ -50,6 +50,29 @@ from compozy_mcp.validation import compile_validator, describe
 from compozy_mcp.views import SELECTOR_FIELD, ResultView
 
 COMPACT, FULL = ResultView.COMPACT.value, ResultView.FULL.value
+#: every code lint reports (``unresolvable_path`` also as the warning that a path cannot be
+#: proven)
+CODES = (
+    "definition_invalid",
+    "node_id_invalid",
+    "node_id_duplicate",
+    "class_unknown",
+    "kind_unknown",
+    "params_invalid",
+    "produces_invalid",
+    "unknown_node",
+    "cycle",
+    "unknown_tool",
+    "result_view_not_literal",
+    "template_invalid",
+    "unknown_reference",
+    "unknown_input",
+    "reference_not_upstream",
+    "item_outside_fanout",
+    "gate_in_fanout",
+    "result_view_field_requires_full",
+    "unresolvable_path",
+)
 
 
 @dataclass(frozen=True, slots=True)
