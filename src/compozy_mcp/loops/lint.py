@@ -22,7 +22,7 @@ definition and the tool registry.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +73,10 @@ CODES = (
     "result_view_field_requires_full",
     "unresolvable_path",
 )
+
+
+#: reports one item about the reference being checked: ``(code, message, severity)``
+Report = Callable[..., None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,7 +436,7 @@ class _Linter:
         self.output_path(node, source, steps[3:], reference, add)
 
     def output_path(
-        self, reader: Node, source: Node, steps: tuple[str, ...], ref: str, add: Any
+        self, reader: Node, source: Node, steps: tuple[str, ...], ref: str, add: Report
     ) -> None:
         contract = self.contract(source)
         if contract.schema is None:
@@ -576,10 +580,6 @@ def plan(definition: Definition) -> tuple[list[str], dict[str, str]]:
 
 def errors(items: list[LintItem]) -> list[LintItem]:
     return [item for item in items if item.severity == ERROR]
-
-
-def iter_nodes(definition: Definition) -> Iterator[Node]:
-    return iter(definition.nodes.values())
 
 
 __all__ = ["dotted", "errors", "lint", "lint_definition"]

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from compozy_mcp.blocking import Offload
-from compozy_mcp.calls import CallInfo, CallScope
+from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import Clock, timestamp
 from compozy_mcp.cursors import decode_cursor, encode_cursor
 from compozy_mcp.errors import (
@@ -212,7 +212,7 @@ class LoopService:
         row = self._row(call, loop_id, version)
         return loop_record(row, await self.definition_of(row), self._tools)
 
-    async def list(self, call: CallInfo) -> dict[str, Any]:
+    async def list_loops(self, call: CallInfo) -> dict[str, Any]:
         with self._store.read() as reader:
             rows = reader.loops()
         return {
@@ -546,12 +546,12 @@ class LoopService:
 
     # --- restart and shutdown -------------------------------------------------------------------
 
-    async def recover(self) -> dict[str, Any]:
+    async def recover(self) -> dict[str, list[str]]:
         """Resume or mark interrupted every run a process that is gone left running."""
         with self._store.read() as reader:
             rows = reader.loop_runs(LoopRunQuery(statuses=[RUNNING, QUEUED], limit=10_000))
-        resumed: Any = []
-        interrupted: Any = []
+        resumed: list[str] = []
+        interrupted: list[str] = []
         for row in rows:
             if row.id in self._tasks or (row.owner != self.owner and _pid_alive(row.owner)):
                 continue
@@ -617,7 +617,3 @@ def _item_fields(item: Mapping[str, Any]) -> dict[str, Any]:
     return {
         k: item[k] for k in ("code", "message", "severity", "node_id", "path", "line", "column")
     }
-
-
-def scope_of_run(doc: Mapping[str, Any]) -> CallScope:
-    return CallScope(session_id=doc.get("started_by"))

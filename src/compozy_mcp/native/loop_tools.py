@@ -90,7 +90,7 @@ async def _inspect(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _list(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
-    return await call.services.loops.list(call.info)
+    return await call.services.loops.list_loops(call.info)
 
 
 async def _run(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
