@@ -1,23 +1,29 @@
-"""A runtime driver for realistic records: agents that bind with 30 commands and rich caps.
+"""A runtime driver for realistic records without agent processes: binds as a real agent
+would report it (Claude Code lists about thirty slash commands, with ACP capabilities that
+carry option catalogs), and fails on request so that records can carry runtime failures.
 
-:class:`~compozy_mcp.sessions.runtime.RecordedDriver` binds with the handful of commands in
-the provider catalog. A real agent advertises many more (Claude Code lists about thirty slash
-commands), with ACP capabilities that carry option catalogs; this driver binds that way, and
-fails on request so that records can carry runtime failures.
+The benchmarks measure records and calls, not agents: building a world of hundreds of bound
+sessions must not start hundreds of processes.
 """
 
 from __future__ import annotations
 
 import secrets
 
+from compozy_mcp.agents.definitions import BUILTINS, AgentCatalog
 from compozy_mcp.sessions.model import (
     AcpCaps,
     AcpConfigOption,
     AvailableCommand,
     CommandInput,
-    Selection,
 )
-from compozy_mcp.sessions.runtime import PROVIDERS, BindFailed, Binding, check_selection
+from compozy_mcp.sessions.runtime import (
+    BindFailed,
+    Binding,
+    BindTicket,
+    check_selection,
+    effective_selection,
+)
 
 _COMMANDS: tuple[tuple[str, str, str | None], ...] = (
     ("add-dir", "Add a working directory the agent may read and edit", "directory path"),
@@ -66,7 +72,7 @@ _MODES = {
 
 
 def _caps(provider: str) -> AcpCaps:
-    info = PROVIDERS[provider]
+    info = BUILTINS[provider]
     options = [AcpConfigOption(id="model", name="Model", values=list(info.models))]
     if info.reasoning_efforts:
         options.append(
@@ -77,10 +83,10 @@ def _caps(provider: str) -> AcpCaps:
     if _MODES[provider]:
         options.append(AcpConfigOption(id="mode", name="Session mode", values=_MODES[provider]))
     return AcpCaps(
-        supports_load_session=info.caps.supports_load_session,
+        supports_load_session=provider != "gemini",
         prompt_image=True,
-        prompt_audio=info.caps.prompt_audio,
-        prompt_embedded_context=info.caps.prompt_embedded_context,
+        prompt_audio=provider == "gemini",
+        prompt_embedded_context=provider != "codex",
         supported_modes=list(_MODES[provider]),
         config_options=options,
     )
@@ -95,20 +101,29 @@ class RealisticDriver:
     def fail_next(self, session_id: str, kind: str, summary: str) -> None:
         self._failing[session_id] = (kind, summary)
 
-    def bind(self, session_id: str, selection: Selection, *, restricted: bool) -> Binding:
-        failure = self._failing.pop(session_id, None)
+    def agents(self, workspace_path: str | None = None) -> AgentCatalog:
+        return AgentCatalog(dict(BUILTINS), [])
+
+    async def start(self, ticket: BindTicket) -> Binding:
+        failure = self._failing.pop(ticket.session_id, None)
         if failure is not None:
             raise BindFailed(*failure)
-        provider = check_selection(selection)
+        provider = check_selection(ticket.selection, self.agents())
         caps = _caps(provider.name)
         return Binding(
-            effective=Selection(
-                provider=provider.name,
-                model=selection.model or provider.default_model,
-                reasoning_effort=selection.reasoning_effort or provider.default_effort,
-            ),
+            effective=effective_selection(ticket.selection, provider),
             acp_session_id=f"acp-{secrets.token_hex(6)}",
             acp_caps=caps,
             available_commands=COMMANDS,
-            permission_mode_degraded=restricted and not caps.supported_modes,
+            new_process=not ticket.reuse_live,
+            permission_mode_degraded=ticket.restricted and not caps.supported_modes,
         )
+
+    async def bound(self, session_id: str) -> None:
+        return None
+
+    async def release(self, session_id: str, generation: int | None = None) -> None:
+        return None
+
+    async def reconcile(self) -> None:
+        return None

@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from benchmarks.driver import RealisticDriver
+from compozy_mcp.agents.definitions import BUILTINS as PROVIDERS
 from compozy_mcp.assembly import App, open_app
 from compozy_mcp.clock import FixedClock, timestamp
 from compozy_mcp.config import Settings
 from compozy_mcp.sessions.model import PullRequest
-from compozy_mcp.sessions.runtime import PROVIDERS
 from compozy_mcp.store import SQLiteStore, Store
 
 START = datetime(2026, 11, 10, 9, 0, 0, tzinfo=UTC)

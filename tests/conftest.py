@@ -8,8 +8,9 @@ process at all: one that tries fails, so the tier stays fast and honest.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 from tests import tiers
+from tests.runtime.inprocess import InProcessLauncher
 
 from compozy_mcp.assembly import App, open_app
 from compozy_mcp.calls import OPERATOR, CallScope
@@ -53,6 +55,10 @@ class _NoProcesses(subprocess.Popen):  # type: ignore[type-arg]
         )
 
 
+async def _no_async_process(*args: Any, **kwargs: Any) -> Any:
+    _NoProcesses()
+
+
 @contextmanager
 def _no_processes_for(item: pytest.Item) -> Iterator[None]:
     """While a unit test sets up (fixtures of any scope included) and runs, no process starts."""
@@ -60,11 +66,14 @@ def _no_processes_for(item: pytest.Item) -> Iterator[None]:
         yield
         return
     saved = subprocess.Popen
+    saved_exec = asyncio.create_subprocess_exec
     subprocess.Popen = _NoProcesses  # type: ignore[misc]
+    asyncio.create_subprocess_exec = _no_async_process
     try:
         yield
     finally:
         subprocess.Popen = saved  # type: ignore[misc]
+        asyncio.create_subprocess_exec = saved_exec
 
 
 @pytest.hookimpl(wrapper=True)
@@ -102,8 +111,14 @@ def settings(tmp_path: Path, workspace: Path) -> Settings:
 
 
 @pytest.fixture
-def app(settings: Settings, clock: FixedClock) -> Iterator[App]:
-    with open_app(settings, store=SQLiteStore.memory(), clock=clock) as opened:
+def launcher() -> InProcessLauncher:
+    return InProcessLauncher()
+
+
+@pytest.fixture
+def app(settings: Settings, clock: FixedClock, launcher: InProcessLauncher) -> Iterator[App]:
+    """An app whose agents run in this process (:mod:`tests.runtime.inprocess`)."""
+    with open_app(settings, store=SQLiteStore.memory(), clock=clock, launcher=launcher) as opened:
         yield opened
 
 
@@ -136,5 +151,6 @@ class Caller:
 
 
 @pytest.fixture
-def call(app: App) -> Caller:
-    return Caller(app)
+async def call(app: App) -> AsyncIterator[Caller]:
+    yield Caller(app)
+    await app.shutdown()  # agents started by the test end with it, on its event loop

@@ -22,7 +22,9 @@ from compozy_mcp.info.catalog import ToolCatalog
 from compozy_mcp.loops.service import LoopService
 from compozy_mcp.native import ToolDefinition, build_registry
 from compozy_mcp.native.context import Services
-from compozy_mcp.sessions.runtime import RecordedDriver, RuntimeDriver
+from compozy_mcp.runtime.process import Launcher
+from compozy_mcp.runtime.supervisor import AgentRuntime
+from compozy_mcp.sessions.runtime import RuntimeDriver
 from compozy_mcp.sessions.service import Sessions
 from compozy_mcp.skills import SkillService
 from compozy_mcp.store import SQLiteStore, Store
@@ -38,6 +40,17 @@ class App:
     catalog: ToolCatalog
     hooks: HookEngine
     upkeep: Upkeep
+    #: the agents this process runs (``None`` when a driver was given instead)
+    runtime: AgentRuntime | None
+
+    async def shutdown(self) -> None:
+        """Before the process ends: the Loop runs it drives stop where they are (saved, for
+        the next daemon to recover), its agents stop (their sessions are unbound), async hooks
+        and run records finish."""
+        await self.loops.shutdown()
+        if self.runtime is not None:
+            await self.runtime.shutdown()
+        await self.hooks.drain()
 
     @property
     def sessions(self) -> Sessions:
@@ -65,6 +78,7 @@ def open_app(
     store: Store | None = None,
     clock: Clock | None = None,
     driver: RuntimeDriver | None = None,
+    launcher: Launcher | None = None,
     extra_tools: Sequence[ToolDefinition] = (),
     hooks: Sequence[ToolHook] = (),
 ) -> App:
@@ -76,12 +90,12 @@ def open_app(
         offload = Offload()
         registry = build_registry(list(extra_tools))
         sessions = Sessions(
-            store,
-            clock,
-            driver or RecordedDriver(),
-            offload,
-            default_workspace_path=settings.default_workspace_path,
+            store, clock, offload, default_workspace_path=settings.default_workspace_path
         )
+        runtime = None
+        if driver is None:
+            driver = runtime = AgentRuntime(sessions, settings, offload, launcher)
+        sessions.driver = driver
         catalog = ToolCatalog(registry, sessions)
         engine = HookEngine(
             HookRegistry(store, settings.home), RunLog(store, offload), sessions, clock
@@ -99,6 +113,7 @@ def open_app(
             catalog=catalog,
             hooks=HookAdminService(engine, registry, store, sessions, clock, offload),
             loops=loops,
+            agents=runtime,
         )
         dispatcher = Dispatcher(registry, services, hooks=engine)
         loops.attach(dispatcher)
@@ -106,4 +121,4 @@ def open_app(
     except BaseException:
         store.close()
         raise
-    return App(settings, store, services, dispatcher, catalog, engine, upkeep)
+    return App(settings, store, services, dispatcher, catalog, engine, upkeep, runtime)

@@ -77,6 +77,18 @@ LIMITS: dict[str, Limit] = {
         "COMPOZY_UPKEEP_SECONDS", 300, 1, DAY,
         "how often the daemon sweeps expired sessions and artifacts and folds the WAL",
     ),
+    "agent_start_timeout_seconds": Limit(
+        "COMPOZY_AGENT_START_TIMEOUT_SECONDS", 60, 1, 3_600,
+        "how long an agent process may take to start and answer initialize and new_session",
+    ),
+    "permission_timeout_seconds": Limit(
+        "COMPOZY_PERMISSION_TIMEOUT_SECONDS", 300, 1, 7 * DAY,
+        "how long an agent's permission request waits for an answer before it is rejected",
+    ),
+    "agent_stop_grace_seconds": Limit(
+        "COMPOZY_AGENT_STOP_GRACE_SECONDS", 3, 0, 60,
+        "how long an agent process has to exit after SIGTERM before it is killed",
+    ),
 }  # fmt: skip
 
 
@@ -96,6 +108,9 @@ class Settings:
     http_head_timeout_seconds: int = LIMITS["http_head_timeout_seconds"].default
     http_body_timeout_seconds: int = LIMITS["http_body_timeout_seconds"].default
     upkeep_seconds: int = LIMITS["upkeep_seconds"].default
+    agent_start_timeout_seconds: int = LIMITS["agent_start_timeout_seconds"].default
+    permission_timeout_seconds: int = LIMITS["permission_timeout_seconds"].default
+    agent_stop_grace_seconds: int = LIMITS["agent_stop_grace_seconds"].default
 
     @property
     def db_path(self) -> Path:

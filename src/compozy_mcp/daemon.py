@@ -62,6 +62,8 @@ async def _upkeep_every(app: App, seconds: float) -> None:
             continue
         if report.sessions_stopped or report.artifacts_deleted:
             log.info("upkeep: %s", report.payload())
+        if app.runtime is not None:  # sessions the sweep stopped lose their agents
+            await app.runtime.reconcile()
 
 
 def daemon_app(
@@ -105,6 +107,10 @@ def daemon_app(
                     await stack.enter_async_context(upstreams.running())
                 await stack.enter_async_context(mcp_app.router.lifespan_context(mcp_app))
                 tasks = await stack.enter_async_context(anyio.create_task_group())
+                # agents of an earlier daemon died with it: their sessions are unbound
+                stale = await anyio.to_thread.run_sync(app.sessions.turns.reset_stale)
+                if stale:
+                    log.info("unbound %d session(s) whose agents ended with a daemon", len(stale))
                 tasks.start_soon(_upkeep_every, app, settings.upkeep_seconds)
                 recovered = await app.loops.recover()
                 if any(recovered.values()):
@@ -114,8 +120,7 @@ def daemon_app(
                 finally:
                     tasks.cancel_scope.cancel()
         finally:
-            await app.loops.shutdown()  # runs stay where they are, for the next start
-            await app.hooks.drain()  # async hooks and run records finish before the exit
+            await app.shutdown()  # async hooks and run records finish before the exit
 
     host = LocalHost(app, mcp_servers=upstreams)
     combined = Starlette(

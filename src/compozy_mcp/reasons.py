@@ -47,6 +47,14 @@ class Reason(StrEnum):
     PROVIDER_UNKNOWN = "provider_unknown"
     MODEL_UNKNOWN = "model_unknown"
     REASONING_EFFORT_UNSUPPORTED = "reasoning_effort_unsupported"
+    # --- agents, turns and interactions -------------------------------------------------------
+    RUNTIME_UNSELECTED = "runtime_unselected"
+    RUNTIME_NOT_READY = "runtime_not_ready"
+    TURN_RUNNING = "turn_running"
+    TURN_NOT_FOUND = "turn_not_found"
+    INTERACTION_NOT_FOUND = "interaction_not_found"
+    DECISION_NOT_OFFERED = "decision_not_offered"
+    AGENT_NOT_FOUND = "agent_not_found"
     # --- lookups ----------------------------------------------------------------------------
     NOT_FOUND = "not_found"
     SESSION_NOT_FOUND = "session_not_found"

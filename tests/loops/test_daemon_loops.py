@@ -1,10 +1,6 @@
-"""Issue 15, "How it is shown": a three-node Loop runs end to end on a daemon, driven by the CLI
-(``--url``) and over HTTP, and a daemon restart in the middle of the run does not lose it.
-
-The agent node of the issue's example needs the agent runtime (issue 12): until it is merged
-the middle node here is a transform over the full record, and ``tests/loops/test_run_agent.py``
-runs the run-agent node (in process) against a test double of ``compozy__session_prompt``.
-"""
+"""Issue 15, "How it is shown": a three-node Loop (session_status full -> run-agent on the
+``echo`` agent -> gate) runs end to end on a daemon, driven by the CLI (``--url``) and over
+HTTP, and a daemon restart in the middle of the run does not lose it."""
 
 from __future__ import annotations
 
@@ -21,14 +17,15 @@ from tests.loops.support import (
     gate,
     graph,
     status_node,
-    transform,
 )
 
 pytestmark = pytest.mark.process
 
 THREE_NODES = graph(
     status_node(view="full"),
-    transform("tools", '"{{ .nodes.inspect.output.session.lineage.permission_policy.tools }}"'),
+    "id: tools\nclass: action\nkind: run-agent\nparams:\n  agent: echo\n"
+    '  prompt: "Tools allowed: '
+    '{{ .nodes.inspect.output.session.lineage.permission_policy.tools }}"',
     gate("review", ("tools_ok", "Are these the tools the agent should have?")),
     edges=(("inspect", "tools"), ("tools", "review")),
 )
@@ -96,7 +93,8 @@ def test_a_run_on_a_daemon_survives_a_restart(tmp_path: Path) -> None:
             ok(compozy(home, "--url", url, "loop", "status", run_id, "--full", "-o", "json"))
         )
         tools = next(n for n in full["run"]["nodes"] if n["node_id"] == "tools")
-        assert tools["output"] == {"value": ["*"]}
+        assert tools["output"]["final_message"] == 'echo: Tools allowed: ["*"]'
+        assert tools["output"]["stop_reason"] == "end_turn"
 
 
 def test_lint_over_http_on_a_daemon(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from compozy_mcp.errors import SessionEnded, ToolDenied, ToolError
 pytestmark = pytest.mark.anyio
 
 #: the tools the restricted child may call: every session tool (its policy names them all)
-CHILD_TOOLS = ["compozy__session_*"]
+CHILD_TOOLS = ["compozy__session_*", "compozy__command_list"]
 
 
 @dataclass
@@ -101,7 +101,23 @@ SESSION_TOOLS: dict[str, tuple[str, Build]] = {
     "spawn": ("parent_session_id", lambda f: {"agent_name": "w", "ttl_seconds": 60}),
     "list": ("parent_session_id", lambda f: {}),
     "delete": ("session_id", lambda f: {}),
+    # the agent and turn tools (issue 12)
+    "prompt": ("session_id", lambda f: {"prompt": "hello"}),
+    "prompt_cancel": ("session_id", lambda f: {}),
+    "wait": ("session_id", lambda f: {"timeout_seconds": 1}),
+    "history": ("session_id", lambda f: {}),
+    "events": ("session_id", lambda f: {}),
+    "clear": (
+        "session_id",
+        lambda f: {"transcript_epoch": f["transcript_epoch"], "generation": f["generation"]},
+    ),
+    "approve": ("session_id", lambda f: {"interaction_id": "int-1", "decision": "allow-once"}),
+    "compozy__command_list": ("session_id", lambda f: {}),
 }
+
+
+def _tool_id(key: str) -> str:
+    return key if key.startswith("compozy__") else f"compozy__session_{key}"
 
 
 def test_every_native_tool_that_names_a_session_is_in_the_matrix(app: App) -> None:
@@ -121,7 +137,7 @@ async def test_a_restricted_child_acts_only_on_itself_and_its_descendants(
     field, build = SESSION_TOOLS[tool]
     target = family.target(who)
     tool_input = {field: target, **build(await _fences(call, target))}
-    tool_id = f"compozy__session_{tool}"
+    tool_id = _tool_id(tool)
     before = await call.full(target)
     if who in ("parent", "sibling"):
         with pytest.raises(ToolDenied) as caught:

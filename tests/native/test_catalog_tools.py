@@ -31,6 +31,12 @@ TOOLS_WITH_VIEWS = {
     "compozy__tool_list",
     "compozy__hooks_list",
     "compozy__hooks_runs",
+    "compozy__agent_list",
+    "compozy__session_prompt",
+    "compozy__session_wait",
+    "compozy__session_history",
+    "compozy__session_events",
+    "compozy__session_clear",
     "compozy__loop_create",
     "compozy__loop_inspect",
     "compozy__loop_list",
@@ -54,6 +60,9 @@ SINGLE_RESULT = {
     "compozy__hooks_disable",
     "compozy__hooks_delete",
     "compozy__hooks_test",
+    "compozy__session_prompt_cancel",
+    "compozy__session_approve",
+    "compozy__command_list",
     "compozy__loop_validate",
 }
 
@@ -155,6 +164,7 @@ async def test_tool_list_filters_and_pages(call: Caller) -> None:
         "compozy__session_delete",
         "compozy__session_stop",
         "compozy__session_rewind",
+        "compozy__session_clear",
         "compozy__hooks_delete",
     }
 

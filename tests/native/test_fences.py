@@ -124,8 +124,14 @@ async def test_prompts_queue_until_a_runtime_is_bound(call: Caller) -> None:
         "compozy__session_continue",
         {"session_id": sid, "transcript_epoch": 0, "generation": 0, "prompt": "hello"},
     )
-    # continue binds the selected runtime, which receives the prompt at once
-    assert "queue" not in queued
+    # continue binds the selected runtime; its agent takes the queued prompt and answers it
+    assert queued["runtime"]["status"] == "ready"
+    turn = await call.structured(
+        "compozy__session_wait", {"session_id": sid, "timeout_seconds": 30, "result_view": "full"}
+    )
+    assert turn["turn"]["status"] == "completed"
+    assert turn["turn"]["final_message"] == "echo: hello"
+    assert "queue" not in await call.full(sid)
     plain = (await call.create())["id"]
     waiting = await call.session(
         "compozy__session_continue",

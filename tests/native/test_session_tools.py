@@ -14,7 +14,6 @@ from compozy_mcp.errors import (
     ReasoningEffortUnsupported,
     ResourceNotFound,
     ToolConflict,
-    ToolInvalidInput,
 )
 from compozy_mcp.sessions.model import PullRequest
 
@@ -174,7 +173,7 @@ async def test_runtime_clear_unbinds_but_keeps_the_generation(call: Caller) -> N
 @pytest.mark.parametrize(
     ("selection", "error"),
     [
-        ({"provider": "nope"}, ToolInvalidInput),  # the schema names the providers
+        ({"provider": "nope"}, ModelNotFound),  # agents.yaml may define more: checked after
         ({"provider": "claude", "model": "gpt-1"}, ModelNotFound),
         ({"provider": "gemini", "reasoning_effort": "high"}, ReasoningEffortUnsupported),
     ],

@@ -262,7 +262,7 @@ SESSION_TOOLS = [t for t in REGISTRY if t.definition.output_schema is SESSION_RE
 def test_session_record_tools_compact_is_within_full_and_both_validate(
     record: dict[str, Any],
 ) -> None:
-    assert len(SESSION_TOOLS) == 11
+    assert len(SESSION_TOOLS) == 12
     for tool in SESSION_TOOLS:
         check_views(tool, {"session": record})
 

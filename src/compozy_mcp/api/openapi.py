@@ -14,18 +14,25 @@ from collections.abc import Callable
 from typing import Any
 
 from compozy_mcp import __version__
+from compozy_mcp.agents.definitions import BUILTINS
 from compozy_mcp.api.responses import STATUS_BY_CODE
 from compozy_mcp.api.routes import MAX_BODY_BYTES
 from compozy_mcp.hostapi import bodies
 from compozy_mcp.hostapi.inputs import SESSION_CREATE, SESSION_LIST, TOOL_SEARCH, input_schema
 from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.native import build_registry
+from compozy_mcp.native.agent_tools import (
+    AGENT_PROBLEM,
+    AGENT_RECORD,
+    APPROVAL_RESULT,
+    EVENT_RECORD,
+    TURN_RECORD,
+)
 from compozy_mcp.native.contract_tools import DESCRIPTOR_SCHEMA
 from compozy_mcp.native.loop_schema import LINT_ITEM, LOOP_RECORD, RUN_RECORD
 from compozy_mcp.native.session_tools import DELETED
 from compozy_mcp.schemas import COUNT, OPEN_OBJECT, STRING, array, obj
 from compozy_mcp.sessions.record_schema import SESSION_RECORD
-from compozy_mcp.sessions.runtime import PROVIDERS
 from compozy_mcp.upstream.status import SERVER_LIST_SCHEMA
 from compozy_mcp.validation import bounded
 
@@ -100,6 +107,22 @@ def schemas() -> dict[str, Schema]:
         "ProfileResponse": obj({"profile": ref("Profile")}),
         "ProfileAddRequest": stated(bodies.PROFILE_ADD),
         "McpServerList": SERVER_LIST_SCHEMA,
+        "AgentList": obj({"agents": array(AGENT_RECORD), "problems": array(AGENT_PROBLEM)}),
+        "TurnPayload": TURN_RECORD,
+        "TurnResponse": obj({"turn": ref("TurnPayload")}),
+        "TurnPage": obj(
+            {"session_id": STRING, "turns": array(ref("TurnPayload"))}, {"next_cursor": COUNT}
+        ),
+        "EventPage": obj(
+            {"session_id": STRING, "events": array(EVENT_RECORD), "next_cursor": COUNT}
+        ),
+        "PromptRequest": _tool_body("compozy__session_prompt"),
+        "CancelResponse": obj(
+            {"session_id": STRING, "queued_cancelled": COUNT},
+            {"running_turn_id": {"type": ["string", "null"]}},
+        ),
+        "ApproveRequest": _tool_body("compozy__session_approve"),
+        "ApproveResponse": APPROVAL_RESULT,
         **_loop_schemas(),
     }
 
@@ -133,6 +156,18 @@ def _loop_schemas() -> dict[str, Schema]:
         "LoopRunPage": obj({"runs": array(ref("LoopRunRecord"))}, {"next_cursor": STRING}),
         "LoopApproveRequest": _loop_input("approve", "run_id"),
     }
+
+
+def _tool_body(tool_id: str) -> Schema:
+    """A route body: a native tool's input less the session id (in the path) and the view."""
+    schema = stated(dict(build_registry().get(tool_id).input_schema))
+    properties = {
+        name: value
+        for name, value in schema["properties"].items()
+        if name not in ("session_id", "result_view")
+    }
+    required = [name for name in schema.get("required", ()) if name in properties]
+    return {**schema, "properties": properties, "required": required}
 
 
 #: why each error status happens, for the response descriptions
@@ -229,7 +264,7 @@ def with_selection_rules(schema: Schema) -> Schema:
     if "provider" not in properties:
         return schema
     rules = []
-    for name, provider in PROVIDERS.items():
+    for name, provider in BUILTINS.items():
         then: Schema = {}
         if "model" in properties:
             then["model"] = {"enum": list(provider.models)}
@@ -368,6 +403,82 @@ def _paths() -> dict[str, Any]:
                 "summary": "Return an archived session to the board (idempotent); no request body.",
                 "parameters": [SESSION_ID],
                 "responses": _responses(200, "SessionResponse", *session_ops),
+            }
+        },
+        "/api/agents": {
+            "get": {
+                "operationId": "listAgents",
+                "summary": "The agents a runtime can select (built-in and from agents.yaml), "
+                "with their models and efforts, and the problems of agent files.",
+                "parameters": [
+                    _query("workspace_id", STRING, "Include this workspace's agents.yaml.")
+                ],
+                "responses": _responses(200, "AgentList", 404),
+            }
+        },
+        "/api/sessions/{session_id}/prompt": {
+            "post": {
+                "operationId": "promptSession",
+                "summary": "Send a prompt as the session's next turn (binding its agent when none "
+                "runs); with wait, answer once the turn ended or timeout_seconds passed.",
+                "parameters": [SESSION_ID],
+                "requestBody": _json_body("PromptRequest"),
+                "responses": _responses(200, "TurnResponse", 400, 404, 409, 413, 422),
+            }
+        },
+        "/api/sessions/{session_id}/cancel": {
+            "post": {
+                "operationId": "cancelTurn",
+                "summary": "Cancel the session's running turn and every queued one.",
+                "parameters": [SESSION_ID],
+                "responses": _responses(200, "CancelResponse", 404),
+            }
+        },
+        "/api/sessions/{session_id}/history": {
+            "get": {
+                "operationId": "sessionHistory",
+                "summary": "The session's turns, oldest first, complete; follow next_cursor.",
+                "parameters": [
+                    SESSION_ID,
+                    _query("cursor", COUNT, "next_cursor of the previous page."),
+                    _query("limit", {"type": "integer", "minimum": 1, "maximum": 100}, "Turns."),
+                ],
+                "responses": _responses(200, "TurnPage", 400, 404),
+            }
+        },
+        "/api/sessions/{session_id}/events": {
+            "get": {
+                "operationId": "sessionEvents",
+                "summary": "The raw update stream of the session's agent since cursor. With "
+                "Accept: text/event-stream, a Server-Sent Events stream that goes on live "
+                "(each event's id is its seq; Last-Event-ID resumes; until=turn_end ends it "
+                "after the next turn_ended).",
+                "parameters": [
+                    SESSION_ID,
+                    _query("cursor", COUNT, "next_cursor of the previous page."),
+                    _query("limit", {"type": "integer", "minimum": 1, "maximum": 500}, "Events."),
+                    _query("until", {"const": "turn_end"}, "Streams: end after a turn_ended."),
+                ],
+                "responses": {
+                    **_responses(200, "EventPage", 400, 404),
+                    "200": {
+                        "description": "OK",
+                        "content": {
+                            "application/json": {"schema": ref("EventPage")},
+                            "text/event-stream": {"schema": STRING},
+                        },
+                    },
+                },
+            }
+        },
+        "/api/sessions/{session_id}/approve": {
+            "post": {
+                "operationId": "approveSession",
+                "summary": "Answer a pending permission request with one of the options the "
+                "agent offered.",
+                "parameters": [SESSION_ID],
+                "requestBody": _json_body("ApproveRequest"),
+                "responses": _responses(200, "ApproveResponse", 400, 404, 409),
             }
         },
         "/api/workspaces": {

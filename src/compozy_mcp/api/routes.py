@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from compozy_mcp import jsonutil
 from compozy_mcp.api.responses import error_response
+from compozy_mcp.api.streams import event_stream, wants_stream
 from compozy_mcp.errors import (
     CompozyError,
     InternalError,
@@ -56,7 +57,12 @@ def _id_convertor(*actions: str) -> PathConvertor:
 
 
 register_url_convertor("compozy_tool_id", _id_convertor("invoke"))
-register_url_convertor("compozy_session_id", _id_convertor("archive", "unarchive"))
+#: what follows a session id in a path: ``/sessions/{id}/<action>``
+SESSION_ACTIONS = ("archive", "unarchive", "prompt", "cancel", "history", "events", "approve")
+register_url_convertor("compozy_session_id", _id_convertor(*SESSION_ACTIONS))
+#: the body fields of ``POST /sessions/{id}/prompt`` and ``/approve``
+PROMPT_FIELDS = ("prompt", "wait", "timeout_seconds")
+APPROVE_FIELDS = ("interaction_id", "decision")
 register_url_convertor("compozy_loop_id", _id_convertor("runs"))
 register_url_convertor("compozy_run_id", _id_convertor("cancel", "approve"))
 #: ``GET /api/loop-runs`` query parameters: the ``compozy__loop_runs`` inputs
@@ -131,6 +137,17 @@ def _integer(tool_id: str, name: str, text: str) -> int:
         return int(text)
     except ValueError:
         raise ToolInvalidInput.for_field(tool_id, name, "must be an integer") from None
+
+
+def _fields(body: dict[str, Any], allowed: tuple[str, ...]) -> dict[str, Any]:
+    """A body that holds only ``allowed`` fields (each checked by the tool it goes to)."""
+    extra = sorted(set(body) - set(allowed))
+    if extra:
+        raise RequestBodyInvalid(
+            f'the request body takes {", ".join(allowed)}; got "{extra[0]}"',
+            reason=Reason.BODY_INVALID,
+        )
+    return body
 
 
 def _boolean(tool_id: str, name: str, text: str) -> bool:
@@ -211,6 +228,56 @@ class Routes:
     async def delete_session(self, request: Request) -> tuple[int, dict[str, Any]]:
         return 200, await self.host.delete_session(request.path_params["session_id"])
 
+    # --- agents and turns ---------------------------------------------------------------------
+
+    async def list_agents(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.list_agents(request.query_params.get("workspace_id"))
+
+    async def prompt_session(self, request: Request) -> tuple[int, dict[str, Any]]:
+        body = _fields(await _object_body(request), PROMPT_FIELDS)
+        return 200, await self.host.prompt_session(request.path_params["session_id"], body)
+
+    async def cancel_turn(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.cancel_turn(request.path_params["session_id"])
+
+    def _page(self, request: Request, tool_id: str) -> dict[str, Any]:
+        query = request.query_params
+        return {
+            name: _integer(tool_id, name, query[name])
+            for name in ("cursor", "limit")
+            if name in query
+        }
+
+    async def session_history(self, request: Request) -> tuple[int, dict[str, Any]]:
+        params = self._page(request, "compozy__session_history")
+        return 200, await self.host.session_history(request.path_params["session_id"], params)
+
+    async def session_events(self, request: Request) -> tuple[int, dict[str, Any]]:
+        params = self._page(request, "compozy__session_events")
+        return 200, await self.host.session_events(request.path_params["session_id"], params)
+
+    async def events_endpoint(self, request: Request) -> Response:
+        """JSON pages, or a Server-Sent Events stream when the client accepts one."""
+        if not wants_stream(request.headers.get("accept", "")):
+            return await _endpoint(self.session_events)(request)
+        try:
+            tool_id = "compozy__session_events"
+            last = request.headers.get("last-event-id")
+            cursor = _integer(tool_id, "Last-Event-ID", last) if last else 0
+            cursor = self._page(request, tool_id).get("cursor", cursor)
+            return await event_stream(
+                self.host,
+                request.path_params["session_id"],
+                cursor,
+                until_turn_end=request.query_params.get("until") == "turn_end",
+            )
+        except CompozyError as error:
+            return error_response(error)
+
+    async def approve_session(self, request: Request) -> tuple[int, dict[str, Any]]:
+        body = _fields(await _object_body(request), APPROVE_FIELDS)
+        return 200, await self.host.approve_session(request.path_params["session_id"], body)
+
     async def vacuum_store(self, request: Request) -> tuple[int, dict[str, Any]]:
         return 200, await self.host.vacuum_store()
 
@@ -278,6 +345,11 @@ class Routes:
             ("/sessions", "POST", self.create_session),
             ("/sessions/{session_id:path}/archive", "POST", self.archive_session),
             ("/sessions/{session_id:path}/unarchive", "POST", self.unarchive_session),
+            ("/sessions/{session_id:path}/prompt", "POST", self.prompt_session),
+            ("/sessions/{session_id:path}/cancel", "POST", self.cancel_turn),
+            ("/sessions/{session_id:path}/history", "GET", self.session_history),
+            ("/sessions/{session_id:path}/approve", "POST", self.approve_session),
+            ("/agents", "GET", self.list_agents),
             ("/sessions/{session_id:compozy_session_id}", "GET", self.session_status),
             ("/sessions/{session_id:compozy_session_id}", "DELETE", self.delete_session),
             ("/store/vacuum", "POST", self.vacuum_store),
@@ -302,7 +374,7 @@ class Routes:
         return [
             Route(path, _endpoint(_by_method(handlers)), methods=list(handlers))
             for path, handlers in by_path.items()
-        ]
+        ] + [Route("/sessions/{session_id:path}/events", self.events_endpoint, methods=["GET"])]
 
 
 def _by_method(handlers: dict[str, Handler]) -> Handler:

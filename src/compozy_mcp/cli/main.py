@@ -30,6 +30,7 @@ COMMAND_MODULES = {
     "catalog": "release_note",
     "store": "store",
     "hooks": "hooks",
+    "agent": "agent",
     "loop": "loop",
 }
 

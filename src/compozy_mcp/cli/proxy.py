@@ -142,10 +142,7 @@ def _in_process(args: argparse.Namespace, context: Context) -> int:
                 async with holding() if holding is not None else contextlib.nullcontext():
                     yield
             finally:
-                # Loop runs this proxy drives stop where they are (saved, for recovery), then
-                # async hooks and run records finish, before the store closes
-                await app.loops.shutdown()
-                await app.hooks.drain()
+                await app.shutdown()  # async hooks and run records finish first
 
         _serve(args, context, proxy.server, serving)
     return EXIT_OK

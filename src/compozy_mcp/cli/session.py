@@ -1,6 +1,6 @@
 """``compozy session status | list | create | archive | unarchive | delete``: the session
 routes of the Host API (the complete ``SessionPayload``, never a view), in-process or against a
-daemon.
+daemon; ``prompt | history | approve | cancel`` are in :mod:`.turns`.
 
 ``-o json`` prints exactly what the HTTP route returns (``{"session": ...}`` or
 ``{"sessions": [...], "next_cursor"?}``); text output is a readable summary.
@@ -12,6 +12,7 @@ import argparse
 from typing import Any
 
 from compozy_mcp import jsonutil
+from compozy_mcp.cli import turns
 from compozy_mcp.cli.context import Context
 from compozy_mcp.cli.options import Command, output_options
 from compozy_mcp.cli.reporting import EXIT_OK
@@ -173,7 +174,7 @@ COMMANDS: dict[str, Command] = {
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     session = commands.add_parser(
-        "session", help="read, list, create and archive sessions (complete records)"
+        "session", help="create, read and archive sessions; prompt their agents"
     )
     sub = session.add_subparsers(dest="session_command", metavar="SUBCOMMAND", required=True)
 
@@ -207,13 +208,18 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     create_cmd.add_argument("--profile", metavar="ID", help="profile id (default: prof_default)")
     create_cmd.add_argument("--type", choices=("user", "automation"), help="session type")
     create_cmd.add_argument("--branch", help="the branch the session works on")
-    create_cmd.add_argument("--provider", help="runtime provider: claude, codex or gemini")
+    create_cmd.add_argument(
+        "--provider",
+        help="the agent that runs it: claude, codex, gemini, echo (compozy agent list)",
+    )
     create_cmd.add_argument("--model", help="model (needs --provider)")
     create_cmd.add_argument(
         "--reasoning-effort", dest="reasoning_effort", help="reasoning effort (needs --provider)"
     )
     output_options(create_cmd)
+    turns.add_parsers(sub)
 
 
 def run(args: argparse.Namespace, context: Context) -> int:
-    return COMMANDS[args.session_command](args, context)
+    command = COMMANDS.get(args.session_command) or turns.COMMANDS[args.session_command]
+    return command(args, context)

@@ -39,6 +39,30 @@ class HostClient(Protocol):
 
     async def delete_session(self, session_id: str) -> Payload: ...
 
+    # --- agents and turns: the full records of the agent and turn tools --------------------
+
+    async def list_agents(self, workspace_id: str | None = None) -> Payload:
+        """``{"agents": [...], "problems": [...]}`` (``compozy__agent_list``, full)."""
+        ...
+
+    async def prompt_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
+        """``{"turn": ...}``: ``fields`` are ``prompt``, ``wait``, ``timeout_seconds``."""
+        ...
+
+    async def cancel_turn(self, session_id: str) -> Payload: ...
+
+    async def session_history(self, session_id: str, params: Mapping[str, Any]) -> Payload:
+        """``{"session_id", "turns": [...], "next_cursor"?}``: ``cursor``, ``limit``."""
+        ...
+
+    async def session_events(self, session_id: str, params: Mapping[str, Any]) -> Payload:
+        """``{"session_id", "events": [...], "next_cursor"}``: ``cursor``, ``limit``."""
+        ...
+
+    async def approve_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
+        """Answer a pending interaction: ``fields`` are ``interaction_id`` and ``decision``."""
+        ...
+
     # --- the store ---------------------------------------------------------------------------
 
     async def vacuum_store(self) -> Payload: ...

@@ -205,6 +205,35 @@ class LocalHost:
         row = await self.app.sessions.add_profile(args["name"], args.get("color"), args.get("icon"))
         return {"profile": asdict(row)}
 
+    # --- agents and turns ---------------------------------------------------------------------
+
+    async def _tool(self, tool_id: str, args: Mapping[str, Any], *, views: bool = True) -> Payload:
+        """A native tool's complete result, through the one dispatcher (operator scope)."""
+        tool_input = {**args, "result_view": "full"} if views else dict(args)
+        result = await self.app.dispatcher.call(tool_id, tool_input)
+        return dict(result.structured)
+
+    async def list_agents(self, workspace_id: str | None = None) -> Payload:
+        args = {} if workspace_id is None else {"workspace_id": workspace_id}
+        return await self._tool("compozy__agent_list", args)
+
+    async def prompt_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
+        return await self._tool("compozy__session_prompt", {**fields, "session_id": session_id})
+
+    async def cancel_turn(self, session_id: str) -> Payload:
+        args = {"session_id": session_id}
+        return await self._tool("compozy__session_prompt_cancel", args, views=False)
+
+    async def session_history(self, session_id: str, params: Mapping[str, Any]) -> Payload:
+        return await self._tool("compozy__session_history", {**params, "session_id": session_id})
+
+    async def session_events(self, session_id: str, params: Mapping[str, Any]) -> Payload:
+        return await self._tool("compozy__session_events", {**params, "session_id": session_id})
+
+    async def approve_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
+        args = {**fields, "session_id": session_id}
+        return await self._tool("compozy__session_approve", args, views=False)
+
     # --- upstream MCP servers ----------------------------------------------------------------
 
     async def list_mcp_servers(self) -> Payload:
@@ -213,9 +242,7 @@ class LocalHost:
         return self._mcp_servers.listing()
 
     async def aclose(self) -> None:
-        # Loop runs this process drives stop where they are (saved, for recovery); then async
-        # hooks and run records of this process's calls finish before it ends
-        await self.app.loops.shutdown()
-        await self.app.hooks.drain()
+        # async hooks and run records of this process's calls finish before it ends
+        await self.app.shutdown()
         if self._owns_app:
             self.app.close()

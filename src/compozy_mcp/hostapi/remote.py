@@ -174,6 +174,29 @@ class RemoteHost:
     async def delete_session(self, session_id: str) -> Payload:
         return await self._request("DELETE", f"/sessions/{_segment(session_id)}")
 
+    # --- agents and turns ---------------------------------------------------------------------
+
+    async def list_agents(self, workspace_id: str | None = None) -> Payload:
+        return await self._request("GET", "/agents", params={"workspace_id": workspace_id})
+
+    async def prompt_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
+        return await self._request("POST", f"/sessions/{_segment(session_id)}/prompt", body=fields)
+
+    async def cancel_turn(self, session_id: str) -> Payload:
+        return await self._request("POST", f"/sessions/{_segment(session_id)}/cancel")
+
+    async def session_history(self, session_id: str, params: Mapping[str, Any]) -> Payload:
+        path = f"/sessions/{_segment(session_id)}/history"
+        return await self._request("GET", path, params=params)
+
+    async def session_events(self, session_id: str, params: Mapping[str, Any]) -> Payload:
+        path = f"/sessions/{_segment(session_id)}/events"
+        return await self._request("GET", path, params=params)
+
+    async def approve_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
+        path = f"/sessions/{_segment(session_id)}/approve"
+        return await self._request("POST", path, body=fields)
+
     # --- the store ---------------------------------------------------------------------------
 
     async def vacuum_store(self) -> Payload:

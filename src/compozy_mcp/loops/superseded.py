@@ -31,56 +31,80 @@ VIEWS_FORMAT = 2
 #: tool id -> (input schema digest, output schema digest) of the tool's contract before views
 SUPERSEDED: Mapping[str, tuple[str, str]] = {
     "compozy__session_create": (
-        "5e1190b93b7b66582c11757dbfbb57559cf700498651c9f51fe0dd9f2a29a5e2",
-        "19d978b392a8ef671f7da96f98e8200d783c9cd3c3872252624636408045b62c",
+        "40ad28947f71caa47526e9860838e5e81726dc9a8bcbd3483a2822cc708445f3",
+        "6c3a47b27f624ecccf77c58758ce372ca1494e8b7af29e96d9b96cffec129a58",
     ),
     "compozy__session_status": (
         "6b70717ee199bed2663b45b7aa3be734b3fa5122aa2f8631a47babf29d2f87f1",
-        "19d978b392a8ef671f7da96f98e8200d783c9cd3c3872252624636408045b62c",
+        "6c3a47b27f624ecccf77c58758ce372ca1494e8b7af29e96d9b96cffec129a58",
     ),
     "compozy__session_list": (
         "98b5abe5d2c744f093236076aa8a70a5cd11d653ee7a9ad9d3af9e9769dba3d8",
-        "3cc43c18603e820efc5d478b34c8be5f251d22d2d91146a8eb5b99287a5395a7",
+        "1da45f00926577ff330225c8eab46c0b6225bf36247d739a8cd22c7dc580b7b4",
     ),
     "compozy__session_archive": (
         "6b70717ee199bed2663b45b7aa3be734b3fa5122aa2f8631a47babf29d2f87f1",
-        "19d978b392a8ef671f7da96f98e8200d783c9cd3c3872252624636408045b62c",
+        "6c3a47b27f624ecccf77c58758ce372ca1494e8b7af29e96d9b96cffec129a58",
     ),
     "compozy__session_unarchive": (
         "6b70717ee199bed2663b45b7aa3be734b3fa5122aa2f8631a47babf29d2f87f1",
-        "19d978b392a8ef671f7da96f98e8200d783c9cd3c3872252624636408045b62c",
+        "6c3a47b27f624ecccf77c58758ce372ca1494e8b7af29e96d9b96cffec129a58",
     ),
     "compozy__session_rename": (
         "e7d067e8b2e11f37db84500eacc06a950b531896f9975d9f33c2d528d64f11d6",
-        "19d978b392a8ef671f7da96f98e8200d783c9cd3c3872252624636408045b62c",
+        "6c3a47b27f624ecccf77c58758ce372ca1494e8b7af29e96d9b96cffec129a58",
     ),
     "compozy__session_stop": (
         "15f1ffbbe526a7628ef8264e76407c5e2ac7b3ad6258633d82959a6b470382b4",
-        "19d978b392a8ef671f7da96f98e8200d783c9cd3c3872252624636408045b62c",
+        "6c3a47b27f624ecccf77c58758ce372ca1494e8b7af29e96d9b96cffec129a58",
     ),
     "compozy__session_spawn": (
-        "26bf40de2e6079a805a6ed723b655ac185d178ec723adfd249cc9c62c287f2c8",
+        "b7980a0f12e3f07f6d3d9002c4f459908b7c916548d332071fe84325e4e7418e",
         "629dc47a4063864dea985d86c2b42dbddddfe840754f4a0948bab222bf0f2209",
     ),
     "compozy__session_fork": (
         "4ac9304679d5a8160b6d6435a3d8525eba079e23886140fe47af493cdba8d554",
-        "19d978b392a8ef671f7da96f98e8200d783c9cd3c3872252624636408045b62c",
+        "6c3a47b27f624ecccf77c58758ce372ca1494e8b7af29e96d9b96cffec129a58",
     ),
     "compozy__session_rewind": (
         "de7fe33a76e7da996ec56029d43f1b549b504ffb1bbf84e43ab9c38f54f5f92b",
-        "19d978b392a8ef671f7da96f98e8200d783c9cd3c3872252624636408045b62c",
+        "6c3a47b27f624ecccf77c58758ce372ca1494e8b7af29e96d9b96cffec129a58",
     ),
     "compozy__session_continue": (
         "d761691097c51914eb95b4cae98e016fe22fb82056f8440460defc625a24efa5",
-        "19d978b392a8ef671f7da96f98e8200d783c9cd3c3872252624636408045b62c",
+        "6c3a47b27f624ecccf77c58758ce372ca1494e8b7af29e96d9b96cffec129a58",
     ),
     "compozy__session_runtime_set": (
-        "19fbb02e36ca4f4bef97a2af077ac964129c00f7230da34a18e73d83bbec9f5d",
-        "19d978b392a8ef671f7da96f98e8200d783c9cd3c3872252624636408045b62c",
+        "e9dd385cc5a6a67a91349344d4e95f56094e9191e4b22189e2b9b7c724c5eadf",
+        "6c3a47b27f624ecccf77c58758ce372ca1494e8b7af29e96d9b96cffec129a58",
     ),
     "compozy__session_runtime_clear": (
         "6b70717ee199bed2663b45b7aa3be734b3fa5122aa2f8631a47babf29d2f87f1",
-        "19d978b392a8ef671f7da96f98e8200d783c9cd3c3872252624636408045b62c",
+        "6c3a47b27f624ecccf77c58758ce372ca1494e8b7af29e96d9b96cffec129a58",
+    ),
+    "compozy__agent_list": (
+        "0946cd1fcf35eb9a63939212f366e3a584bd868f442d96a723a9fb51d4bb86f7",
+        "627c816d567e024cab980cc5752ff835e371788146a05753e65641ca521b89c8",
+    ),
+    "compozy__session_prompt": (
+        "141259e02d8966e29431744dd07546d2123ac881df8fb4779c39920766a40dc7",
+        "e4fe81f515e46b718325fb834ab3c608990619ec696bc012352fe321da9a453b",
+    ),
+    "compozy__session_wait": (
+        "c5ea3a1b52b67ea98bfef1c97027200511015be75a312f6dd8913fc8fac7e29e",
+        "e4fe81f515e46b718325fb834ab3c608990619ec696bc012352fe321da9a453b",
+    ),
+    "compozy__session_history": (
+        "1087ca916df659546b20d79d8a61d7b83ad31280de752146eb7916cff1f8cb38",
+        "6d282d21ccda6b0f3e46476580fcf04cbe1c3c4725a6ebaf909322954ed4c25c",
+    ),
+    "compozy__session_events": (
+        "705536bc3194b61301df67d2758de9de01a87695f0ba0c04f4f0f61a7d2067e8",
+        "370971b003068faaf04c1da66e9e4fa813ead399041dea82949cd33419b19583",
+    ),
+    "compozy__session_clear": (
+        "17acf2da9af9bd3766a3bbf05c104268a6a2d04d93616924ff623c5d755ec82f",
+        "6c3a47b27f624ecccf77c58758ce372ca1494e8b7af29e96d9b96cffec129a58",
     ),
     "compozy__tool_list": (
         "da83a167e3902b78f910d811851c52e8475e5c2b4aebf1206518f7503f5bd780",

@@ -9,6 +9,7 @@ from compozy_mcp.native.registry import RegisteredTool, Risk, ToolDefinition, To
 
 def native_tools() -> list[ToolDefinition]:
     """Every native tool, in catalog order."""
+    from compozy_mcp.native.agent_tools import agent_tools
     from compozy_mcp.native.artifact_tools import artifact_tools
     from compozy_mcp.native.contract_tools import contract_tools
     from compozy_mcp.native.hook_tools import hook_tools
@@ -18,6 +19,7 @@ def native_tools() -> list[ToolDefinition]:
 
     return [
         *session_tools(),
+        *agent_tools(),
         *contract_tools(),
         *skill_tools(),
         *artifact_tools(),

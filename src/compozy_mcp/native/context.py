@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from compozy_mcp.calls import CallInfo, CallScope
 
 if TYPE_CHECKING:
+    from compozy_mcp.agents.definitions import AgentCatalog
     from compozy_mcp.artifacts import ArtifactService
     from compozy_mcp.config import Settings
     from compozy_mcp.native.registry import RegisteredTool
+    from compozy_mcp.sessions.model import Interaction
     from compozy_mcp.sessions.service import Sessions
     from compozy_mcp.skills import SkillService
 
@@ -89,6 +91,43 @@ class LoopAdmin(Protocol):
     async def approve(self, call: CallInfo, request: dict[str, Any]) -> dict[str, Any]: ...
 
 
+class AgentAdmin(Protocol):
+    """The agents sessions run and their turns (implemented above this layer, in ``runtime``).
+
+    Turn records are :func:`compozy_mcp.runtime.turn.turn_record`'s; a session the call may
+    not read is refused as for any session tool."""
+
+    def agents(self, workspace_path: str | None = None) -> AgentCatalog: ...
+
+    async def prompt(self, call: CallInfo, session_id: str, text: str, *, wait: bool) -> str:
+        """Queue a prompt as the next turn; returns its turn id."""
+        ...
+
+    async def ensure_running(self, call: CallInfo, session_id: str) -> None: ...
+
+    async def wait_turn(
+        self, call: CallInfo, session_id: str, turn_id: str, timeout: float
+    ) -> dict[str, Any]: ...
+
+    async def turn(self, call: CallInfo, session_id: str, turn_id: str) -> dict[str, Any]: ...
+
+    async def cancel(self, call: CallInfo, session_id: str) -> dict[str, Any]: ...
+
+    async def approve(
+        self, call: CallInfo, session_id: str, interaction_id: str, decision: str
+    ) -> Interaction: ...
+
+    def history(
+        self, call: CallInfo, session_id: str, after_turn: int, limit: int
+    ) -> dict[str, Any]: ...
+
+    def events(
+        self, call: CallInfo, session_id: str, after_seq: int, limit: int
+    ) -> dict[str, Any]: ...
+
+    def follow(self, session_id: str) -> AsyncIterator[dict[str, Any]]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Services:
     settings: Settings
@@ -98,6 +137,8 @@ class Services:
     catalog: ToolCatalog
     hooks: HookAdmin
     loops: LoopAdmin
+    #: ``None`` when the assembly was given a driver of its own (benchmarks)
+    agents: AgentAdmin | None = None
 
 
 @dataclass(frozen=True, slots=True)

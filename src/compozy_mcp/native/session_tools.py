@@ -29,7 +29,6 @@ from compozy_mcp.sessions.record_schema import (
     SESSION_RESULT,
     SESSION_STATES,
 )
-from compozy_mcp.sessions.runtime import PROVIDERS
 from compozy_mcp.sessions.spawning import SpawnRequest, request_digest
 from compozy_mcp.validation import LINE_OF_TEXT
 from compozy_mcp.views import KEEP, Each, Fields, ViewSpec
@@ -53,9 +52,13 @@ AGENT_NAME = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"}
 NAME = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": LINE_OF_TEXT}
 PROMPT = {"type": "string", "minLength": 1, "maxLength": 100_000}
 SELECTION_INPUT = {
-    "provider": described(enum(*PROVIDERS), "Runtime provider."),
-    "model": STRING,
-    "reasoning_effort": STRING,
+    "provider": described(
+        {"type": "string", "pattern": "^[a-z][a-z0-9_-]{0,31}$"},
+        "The agent that runs the session: claude, codex, gemini, echo, or one defined in "
+        "agents.yaml (compozy__agent_list lists them with their models).",
+    ),
+    "model": described(STRING, "One of the agent's models; default: its default model."),
+    "reasoning_effort": described(STRING, "One of the agent's reasoning efforts."),
 }
 NEEDS_PROVIDER = {"dependentRequired": {"model": ["provider"], "reasoning_effort": ["provider"]}}
 

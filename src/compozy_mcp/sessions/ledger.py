@@ -72,8 +72,14 @@ def session_row(state: SessionState, *, seq: int = 0, version: int = 0) -> Sessi
 
 
 def unbind(state: SessionState) -> None:
-    """Mark a session's runtime unbound (its process, if any, is the runtime's to end)."""
+    """Mark a session's runtime unbound (its process, if any, is the runtime's to end).
+
+    The ACP session it held is remembered: a later bind of the same agent loads it, unless
+    the transcript changes first (rewind and clear forget it)."""
     runtime = state.runtime
+    if runtime.acp_session_id is not None and runtime.effective is not None:
+        runtime.previous_acp_session_id = runtime.acp_session_id
+        runtime.previous_provider = runtime.effective.provider
     runtime.status = "unbound"
     runtime.transition = None
     runtime.effective = None
@@ -210,15 +216,16 @@ class SessionLedger:
             role="user",
             text=text,
             created_at=now,
+            turn_id=new_id("turn"),
         )
         prompt = QueuedPrompt(
-            prompt_id=new_id("prompt"),
+            prompt_id=turn.turn_id or "",
             turn=state.transcript_turns,
             preview=text[:PREVIEW_CHARS],
             queued_at=now,
         )
-        if state.runtime.status != "ready":
-            state.queue.append(prompt)
+        # queued until the agent takes it (the runtime removes it when the turn starts)
+        state.queue.append(prompt)
         return prompt, turn
 
     def stop(

@@ -12,7 +12,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 SessionStateName = Literal["starting", "active", "stopping", "stopped"]
-RuntimeStatus = Literal["unbound", "binding", "ready", "reconfiguring", "recovering", "failed"]
+RuntimeStatus = Literal[
+    "unbound", "binding", "ready", "running", "reconfiguring", "recovering", "failed"
+]
 RuntimeTransition = Literal[
     "initial_bind", "live_configuration", "process_replacement", "automatic_recovery"
 ]
@@ -66,6 +68,10 @@ class RuntimeState(_State):
     effective: Selection | None = None
     acp_session_id: str | None = None
     acp_caps: AcpCaps | None = None
+    #: the ACP session of the last agent that ran this session, while the transcript it saw
+    #: is unchanged: a new process loads (or resumes) it instead of starting afresh
+    previous_acp_session_id: str | None = None
+    previous_provider: str | None = None
 
 
 class SpawnBudget(_State):
@@ -102,6 +108,8 @@ class Interaction(_State):
     interaction_id: str
     kind: Literal["permission", "question", "plan"]
     provider_request_id: str
+    #: the options the agent offered (``option_id``, ``name``, ``kind``), for permissions
+    options: list[dict[str, str]] = Field(default_factory=list)
     turn_id: str | None = None
     title: str | None = None
     choices: list[str] | None = None
@@ -179,6 +187,8 @@ class SessionState(_State):
     runtime: RuntimeState = Field(default_factory=RuntimeState)
     transcript_epoch: int = 0
     transcript_turns: int = 0
+    #: the first turn the agent's context holds (``compozy__session_clear`` moves it)
+    context_from_turn: int = 1
     lineage: Lineage
     pending_interactions: list[Interaction] = Field(default_factory=list)
     supervision: Supervision

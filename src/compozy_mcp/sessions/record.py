@@ -119,7 +119,7 @@ def badge_and_column(state: SessionState) -> tuple[str, str]:
     if state.later is not None:
         return "later", "later"
     status = state.runtime.status
-    if status == "ready":
+    if status in ("ready", "running"):
         return "running", "working"
     if status in ("binding", "reconfiguring", "recovering"):
         return "starting", "working"

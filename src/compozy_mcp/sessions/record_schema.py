@@ -47,7 +47,7 @@ ACP_CAPS = obj(
 RUNTIME = Shape(
     keep(
         "status",
-        enum("unbound", "binding", "ready", "reconfiguring", "recovering", "failed"),
+        enum("unbound", "binding", "ready", "running", "reconfiguring", "recovering", "failed"),
         required=True,
     ),
     full_only(

@@ -1,121 +1,38 @@
-"""Runtime binding: the driver interface and the provider catalog it resolves selections against.
+"""Runtime binding: the driver interface that runs agents, and the check of a selection
+against the agent definitions (:mod:`compozy_mcp.agents.definitions`).
 
-No agent process runs inside compozy-mcp. Binding a runtime is a recorded state change: a
-:class:`RuntimeDriver` turns a *selected* provider/model/effort into the *effective* one, with
-the capabilities and commands of the agent that would run it. The default driver,
-:class:`RecordedDriver`, resolves against :data:`PROVIDERS`; a driver that starts real
-processes can replace it behind the same interface.
+A session's runtime ``provider`` names an agent definition; binding starts that agent through
+the Agent Client Protocol (the driver, :mod:`compozy_mcp.runtime`, does it). Binding has two
+store transactions around the start, so that no write lock is held while an agent starts:
+the first records the selection and ``runtime.status = "binding"`` and hands out a
+:class:`BindTicket`; the second records the outcome, unless the selection changed meanwhile
+(the ticket is superseded and its agent is closed).
 
 What binds a runtime, and when ``runtime.generation`` increments:
 
-- ``compozy__session_runtime_set`` with a new provider (or on an unbound session) binds a new
-  runtime process: ``generation`` + 1, transition ``initial_bind`` (first bind) or
-  ``process_replacement``. Changing only model or reasoning effort on a bound runtime is a
-  ``live_configuration``: ``generation`` is unchanged. Every selection change increments
-  ``selection_revision``.
-- ``compozy__session_continue`` binds a runtime (``generation`` + 1) when the session has a
-  selection and no bound runtime, for example after a stop.
-- ``compozy__session_rewind`` on a bound runtime replaces its process (``generation`` + 1).
-- ``compozy__session_runtime_clear`` and ``compozy__session_stop`` unbind; ``generation`` keeps
-  its value so that a later bind is still fenced against it.
+- ``compozy__session_runtime_set`` with a new provider (or on an unbound session) starts a new
+  agent process: ``generation`` + 1, transition ``initial_bind`` (first bind) or
+  ``process_replacement``. Changing only model or reasoning effort on a live agent is a
+  ``live_configuration`` (ACP ``set_config_option``): ``generation`` is unchanged. Every
+  selection change increments ``selection_revision``.
+- ``compozy__session_continue``, and a prompt to a session whose agent is not running in
+  this process, bind a runtime (``generation`` + 1) when the session has a selection.
+- ``compozy__session_rewind`` and ``compozy__session_clear`` on a bound runtime replace its
+  process (``generation`` + 1): the new ACP session sees only the kept turns.
+- ``compozy__session_runtime_clear`` and ``compozy__session_stop`` unbind and end the agent;
+  ``generation`` keeps its value so that a later bind is still fenced against it.
 """
 
 from __future__ import annotations
 
-import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
+from compozy_mcp.agents.definitions import AgentCatalog, AgentDefinition
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.errors import ModelNotFound, ReasoningEffortUnsupported
 from compozy_mcp.reasons import Reason
-from compozy_mcp.sessions.model import (
-    AcpCaps,
-    AcpConfigOption,
-    AvailableCommand,
-    CommandInput,
-    Selection,
-)
-
-
-@dataclass(frozen=True, slots=True)
-class ProviderInfo:
-    name: str
-    models: tuple[str, ...]
-    default_model: str
-    reasoning_efforts: tuple[str, ...]
-    default_effort: str | None
-    caps: AcpCaps
-    commands: tuple[AvailableCommand, ...] = field(default_factory=tuple)
-
-
-def _command(name: str, description: str, hint: str | None = None) -> AvailableCommand:
-    return AvailableCommand(
-        name=name, description=description, input=CommandInput(hint=hint) if hint else None
-    )
-
-
-_COMMON_COMMANDS = (
-    _command("compact", "Summarize the conversation to free context", "optional focus"),
-    _command("clear", "Start a new conversation in this session"),
-    _command("review", "Review the current changes", "optional path or ref"),
-    _command("init", "Write an agent guide for this repository"),
-    _command("status", "Show the agent's status and configuration"),
-)
-
-PROVIDERS: dict[str, ProviderInfo] = {
-    "claude": ProviderInfo(
-        name="claude",
-        models=("claude-opus-5-5", "claude-sonnet-5", "claude-haiku-5"),
-        default_model="claude-opus-5-5",
-        reasoning_efforts=("low", "medium", "high"),
-        default_effort="medium",
-        caps=AcpCaps(
-            supports_load_session=True,
-            prompt_image=True,
-            prompt_audio=False,
-            prompt_embedded_context=True,
-            supported_modes=["default", "plan", "acceptEdits", "bypassPermissions"],
-            config_options=[
-                AcpConfigOption(
-                    id="model",
-                    name="Model",
-                    values=["claude-opus-5-5", "claude-sonnet-5", "claude-haiku-5"],
-                ),
-            ],
-        ),
-        commands=(*_COMMON_COMMANDS, _command("agents", "Manage subagents")),
-    ),
-    "codex": ProviderInfo(
-        name="codex",
-        models=("gpt-5.5-codex", "gpt-5.5-codex-mini"),
-        default_model="gpt-5.5-codex",
-        reasoning_efforts=("minimal", "low", "medium", "high"),
-        default_effort="medium",
-        caps=AcpCaps(
-            supports_load_session=True,
-            prompt_image=True,
-            prompt_audio=False,
-            prompt_embedded_context=False,
-            supported_modes=["read-only", "auto", "full-access"],
-        ),
-        commands=_COMMON_COMMANDS,
-    ),
-    "gemini": ProviderInfo(
-        name="gemini",
-        models=("gemini-3-pro", "gemini-3-flash"),
-        default_model="gemini-3-pro",
-        reasoning_efforts=(),
-        default_effort=None,
-        caps=AcpCaps(
-            supports_load_session=False,
-            prompt_image=True,
-            prompt_audio=True,
-            prompt_embedded_context=True,
-        ),
-        commands=_COMMON_COMMANDS[:3],
-    ),
-}
+from compozy_mcp.sessions.model import AcpCaps, AvailableCommand, Selection
 
 
 class SelectionRejected(Exception):
@@ -127,13 +44,14 @@ class SelectionRejected(Exception):
         self.kind = kind
 
 
-def check_selection(selection: Selection) -> ProviderInfo:
-    """Resolve the provider of a selection; raise :class:`SelectionRejected` for unknown parts."""
-    provider = PROVIDERS.get(selection.provider)
+def check_selection(selection: Selection, catalog: AgentCatalog) -> AgentDefinition:
+    """Resolve the agent of a selection; raise :class:`SelectionRejected` for unknown parts."""
+    provider = catalog.get(selection.provider)
     if provider is None:
-        known = ", ".join(sorted(PROVIDERS))
         raise SelectionRejected(
-            "provider", f'provider "{selection.provider}" is not known (known: {known})'
+            "provider",
+            f'provider "{selection.provider}" is not known (known: {catalog.known()}; '
+            "compozy__agent_list lists them)",
         )
     if selection.model is not None and selection.model not in provider.models:
         raise SelectionRejected(
@@ -156,7 +74,11 @@ _REJECTED_REASON = {"provider": Reason.PROVIDER_UNKNOWN, "model": Reason.MODEL_U
 
 
 def checked_selection(
-    call: CallInfo, provider: str | None, model: str | None, reasoning_effort: str | None
+    call: CallInfo,
+    catalog: AgentCatalog,
+    provider: str | None,
+    model: str | None,
+    reasoning_effort: str | None,
 ) -> Selection | None:
     """The selection a call asks for (``None`` without a provider), checked against the catalog;
     an unknown provider or model is :class:`ModelNotFound`, an effort the provider does not
@@ -165,12 +87,43 @@ def checked_selection(
         return None
     selection = Selection(provider=provider, model=model, reasoning_effort=reasoning_effort)
     try:
-        check_selection(selection)
+        check_selection(selection, catalog)
     except SelectionRejected as exc:
         if exc.kind == "reasoning_effort":
             raise ReasoningEffortUnsupported(call.tool_id, str(exc)) from None
         raise ModelNotFound(call.tool_id, str(exc), reason=_REJECTED_REASON[exc.kind]) from None
     return selection
+
+
+def effective_selection(selection: Selection, agent: AgentDefinition) -> Selection:
+    """The selection with the agent's defaults filled in."""
+    return Selection(
+        provider=agent.name,
+        model=selection.model or agent.default_model,
+        reasoning_effort=selection.reasoning_effort or agent.default_effort,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class BindTicket:
+    """What the first transaction of a bind hands to the driver."""
+
+    session_id: str
+    selection: Selection
+    #: the revision this bind is for; a later selection supersedes it
+    selection_revision: int
+    #: the generation when the bind began (a new process makes it + 1)
+    generation: int
+    #: where the agent runs (the session's workspace)
+    cwd: str
+    #: the session's policy narrows tools (an agent without modes can only approximate it)
+    restricted: bool
+    #: an ACP session to load or resume (same agent, transcript unchanged), if any
+    previous_acp_session_id: str | None = None
+    #: keep the live process when there is one (a change of model or effort only)
+    reuse_live: bool = False
+    #: turns the agent's new context starts from (the kept turns: after rewind or clear)
+    context: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +134,8 @@ class Binding:
     acp_session_id: str
     acp_caps: AcpCaps
     available_commands: tuple[AvailableCommand, ...]
+    #: a new agent process was started (``generation`` + 1)
+    new_process: bool = True
     #: the runtime could not apply the session's permission mode as asked
     permission_mode_degraded: bool = False
 
@@ -193,32 +148,24 @@ class BindFailed(Exception):
 
 
 class RuntimeDriver(Protocol):
-    def bind(self, session_id: str, selection: Selection, *, restricted: bool) -> Binding:
-        """Bind (or re-bind) a runtime for a session; raise :class:`BindFailed` when it cannot.
+    """Runs the agents of sessions (implemented above this layer, in ``runtime``)."""
 
-        ``restricted`` says the session's permission policy narrows tools, which a runtime
-        without permission modes can only approximate.
-        """
+    def agents(self, workspace_path: str | None = None) -> AgentCatalog:
+        """The agent definitions in effect (for a workspace, with its own file)."""
         ...
 
+    async def start(self, ticket: BindTicket) -> Binding:
+        """Start (or reconfigure) the agent of a ticket; raise :class:`BindFailed`."""
+        ...
 
-class RecordedDriver:
-    """Binds by recording the resolved selection; no process is started."""
+    async def bound(self, session_id: str) -> None:
+        """The store recorded the bind :meth:`start` made: the agent may take turns."""
+        ...
 
-    def bind(self, session_id: str, selection: Selection, *, restricted: bool) -> Binding:
-        try:
-            provider = check_selection(selection)
-        except SelectionRejected as exc:
-            raise BindFailed("selection_rejected", str(exc)) from exc
-        effective = Selection(
-            provider=provider.name,
-            model=selection.model or provider.default_model,
-            reasoning_effort=selection.reasoning_effort or provider.default_effort,
-        )
-        return Binding(
-            effective=effective,
-            acp_session_id=f"acp-{secrets.token_hex(6)}",
-            acp_caps=provider.caps,
-            available_commands=provider.commands,
-            permission_mode_degraded=restricted and not provider.caps.supported_modes,
-        )
+    async def release(self, session_id: str, generation: int | None = None) -> None:
+        """End a session's agent (only the one of ``generation``, when given)."""
+        ...
+
+    async def reconcile(self) -> None:
+        """End the agents of sessions that no longer hold them (stopped, unbound, deleted)."""
+        ...

@@ -3,7 +3,10 @@
 The work is done by one class per job, each synchronous and one store transaction per call:
 
 - :class:`~.lifecycle.Lifecycle`: create, read, list, archive, unarchive, rename, stop;
-- :class:`~.binding.RuntimeBinding`: runtime_set, runtime_clear, rewind, continue (fenced);
+- :class:`~.binding.RuntimeBinding`: runtime_set, runtime_clear, rewind, clear, continue
+  (fenced); a bind starts its agent through the :class:`~.runtime.RuntimeDriver` between two
+  transactions;
+- :class:`~.turns.TurnLedger`: turns queued, run and finished, and what agents report;
 - :class:`~.spawning.Spawner`: spawn and fork, within a parent's budget and policy;
 - :class:`~.access.Access`: what a managed session may call and act on (its policy, its
   tree, whether it has ended);
@@ -26,6 +29,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+import anyio
+
+from compozy_mcp.agents.definitions import AgentCatalog
 from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import Clock
@@ -35,12 +41,38 @@ from compozy_mcp.sessions.events import SessionEvents
 from compozy_mcp.sessions.ledger import Fences, Record, SessionLedger
 from compozy_mcp.sessions.lifecycle import Lifecycle, SessionFilter, SessionPage
 from compozy_mcp.sessions.model import PermissionPolicy, Selection, SessionState
-from compozy_mcp.sessions.runtime import RuntimeDriver, checked_selection
+from compozy_mcp.sessions.runtime import (
+    BindFailed,
+    Binding,
+    BindTicket,
+    RuntimeDriver,
+    checked_selection,
+)
 from compozy_mcp.sessions.spawning import Spawner, SpawnRequest
+from compozy_mcp.sessions.turns import TurnLedger
 from compozy_mcp.sessions.workspaces import Workspaces
 from compozy_mcp.store.base import ProfileRow, Store, StoreReader, TranscriptTurn, WorkspaceRow
 
 T = TypeVar("T")
+
+
+class _NoDriver:
+    """Until the assembly sets the driver: no agent can run."""
+
+    def agents(self, workspace_path: str | None = None) -> AgentCatalog:
+        return AgentCatalog({}, [])
+
+    async def start(self, ticket: BindTicket) -> Binding:
+        raise BindFailed("no_runtime", "this process runs no agents")
+
+    async def bound(self, session_id: str) -> None:
+        return None
+
+    async def release(self, session_id: str, generation: int | None = None) -> None:
+        return None
+
+    async def reconcile(self) -> None:
+        return None
 
 
 class Sessions:
@@ -48,14 +80,16 @@ class Sessions:
         self,
         store: Store,
         clock: Clock,
-        driver: RuntimeDriver,
         offload: Offload,
         *,
         default_workspace_path: Path | None = None,
     ) -> None:
         self.ledger = SessionLedger(store, clock)
         self.lifecycle = Lifecycle(self.ledger)
-        self.binding = RuntimeBinding(self.ledger, driver)
+        self.binding = RuntimeBinding(self.ledger)
+        self.turns = TurnLedger(self.ledger)
+        #: set by the assembly: the runtime is built on these sessions
+        self.driver: RuntimeDriver = _NoDriver()
         self.spawner = Spawner(self.ledger)
         self.access = Access(self.ledger)
         self.workspaces = Workspaces(store, clock)
@@ -79,6 +113,40 @@ class Sessions:
 
     async def _write(self, work: Callable[[], T]) -> T:
         return await self._offload(work)
+
+    def agent_catalog(self, workspace_id: str | None = None) -> AgentCatalog:
+        """The agent definitions a session of this workspace (default: none) may select."""
+        path = None
+        if workspace_id is not None:
+            with self.ledger.store.read() as reader:
+                workspace = reader.workspace(workspace_id)
+            path = workspace.path if workspace is not None else None
+        return self.driver.agents(path)
+
+    def _session_workspace(self, session_id: str | None) -> str | None:
+        if session_id is None:
+            return None
+        with self.ledger.store.read() as reader:
+            row = reader.session(session_id)
+        return row.workspace_id if row is not None else None
+
+    async def bind(self, call: CallInfo, ticket: BindTicket | None, record: Record) -> Record:
+        """Start the agent of a ticket and record the outcome (shielded: a caller that goes
+        away must not leave the session ``binding`` or an agent without its session)."""
+        if ticket is None:
+            return record
+        with anyio.CancelScope(shield=True):
+            outcome: Binding | BindFailed
+            try:
+                outcome = await self.driver.start(ticket)
+            except BindFailed as exc:
+                outcome = exc
+            record, accepted = await self._offload(self.binding.complete, call, ticket, outcome)
+            if not accepted and isinstance(outcome, Binding):
+                await self.driver.release(ticket.session_id, ticket.generation + 1)
+            elif accepted and isinstance(outcome, Binding):
+                await self.driver.bound(ticket.session_id)
+        return record
 
     # --- reads ---------------------------------------------------------------------------
 
@@ -135,7 +203,8 @@ class Sessions:
         model: str | None = None,
         reasoning_effort: str | None = None,
     ) -> Record:
-        selection = checked_selection(call, provider, model, reasoning_effort)
+        catalog = self.agent_catalog(workspace_id)
+        selection = checked_selection(call, catalog, provider, model, reasoning_effort)
         if call.scope.session_id is not None:  # a managed session creates only children
             request = SpawnRequest(
                 agent_name=agent_name,
@@ -163,7 +232,9 @@ class Sessions:
         return await self._write(work)
 
     async def archive(self, call: CallInfo, session_id: str) -> Record:
-        return await self._offload(self.lifecycle.archive, call, session_id)
+        record = await self._offload(self.lifecycle.archive, call, session_id)
+        await self.driver.reconcile()
+        return record
 
     async def unarchive(self, call: CallInfo, session_id: str) -> Record:
         return await self._offload(self.lifecycle.unarchive, call, session_id)
@@ -172,7 +243,9 @@ class Sessions:
         return await self._offload(self.lifecycle.rename, call, session_id, name)
 
     async def stop(self, call: CallInfo, session_id: str, reason: str | None = None) -> Record:
-        return await self._offload(self.lifecycle.stop, call, session_id, reason)
+        record = await self._offload(self.lifecycle.stop, call, session_id, reason)
+        await self.driver.reconcile()  # the stop cascades: end every agent it unbound
+        return record
 
     def sweep_expired(self) -> int:
         """Stop every session whose TTL has passed (a write: run it off the loop)."""
@@ -185,6 +258,7 @@ class Sessions:
         ids, counts = await self._offload(self.lifecycle.delete, call, session_id)
         for ident in ids:
             self.access.forget(ident)
+        await self.driver.reconcile()
         return {
             "session_id": session_id,
             "sessions": ids,
@@ -195,19 +269,35 @@ class Sessions:
     async def runtime_set(
         self, call: CallInfo, session_id: str, selection: Selection, fences: Fences
     ) -> Record:
-        checked_selection(call, selection.provider, selection.model, selection.reasoning_effort)
-        return await self._offload(self.binding.runtime_set, call, session_id, selection, fences)
+        catalog = self.agent_catalog(self._session_workspace(session_id))
+        checked_selection(
+            call, catalog, selection.provider, selection.model, selection.reasoning_effort
+        )
+        record, ticket = await self._offload(
+            self.binding.runtime_set, call, session_id, selection, fences
+        )
+        return await self.bind(call, ticket, record)
 
     async def runtime_clear(self, call: CallInfo, session_id: str) -> Record:
-        return await self._offload(self.binding.runtime_clear, call, session_id)
+        record = await self._offload(self.binding.runtime_clear, call, session_id)
+        await self.driver.release(session_id)
+        return record
 
     async def rewind(self, call: CallInfo, session_id: str, to_turn: int, fences: Fences) -> Record:
-        return await self._offload(self.binding.rewind, call, session_id, to_turn, fences)
+        found = await self._offload(self.binding.rewind, call, session_id, to_turn, fences)
+        await self.driver.release(session_id)  # the old context goes with its process
+        return await self.bind(call, found[1], found[0])
+
+    async def clear(self, call: CallInfo, session_id: str, fences: Fences) -> Record:
+        found = await self._offload(self.binding.clear, call, session_id, fences)
+        await self.driver.release(session_id)
+        return await self.bind(call, found[1], found[0])
 
     async def continue_(
         self, call: CallInfo, session_id: str, prompt: str | None, fences: Fences
     ) -> Record:
-        return await self._offload(self.binding.continue_, call, session_id, prompt, fences)
+        found = await self._offload(self.binding.continue_, call, session_id, prompt, fences)
+        return await self.bind(call, found[1], found[0])
 
     async def fork(
         self,
@@ -232,7 +322,8 @@ class Sessions:
         model: str | None = None,
         reasoning_effort: str | None = None,
     ) -> Record:
-        selection = checked_selection(call, provider, model, reasoning_effort)
+        catalog = self.agent_catalog(self._session_workspace(request.parent_session_id))
+        selection = checked_selection(call, catalog, provider, model, reasoning_effort)
         if selection is not None:
             request = replace(request, selection=selection)
         return await self._offload(self.spawner.spawn, call, request)

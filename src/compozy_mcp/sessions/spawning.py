@@ -69,6 +69,20 @@ class SpawnRequest:
     session_type: Literal["user", "subagent", "automation"] = "subagent"
 
 
+def forked_turn(turn: TranscriptTurn, session_id: str) -> TranscriptTurn:
+    """A copy of a turn for a fork: its own turn id; a turn still open in the source is
+    cancelled in the copy (the fork's agent never ran it)."""
+    open_turn = turn.status in ("queued", "running")
+    return replace(
+        turn,
+        session_id=session_id,
+        epoch=0,
+        turn_id=new_id("turn") if turn.turn_id else None,
+        status="cancelled" if open_turn else turn.status,
+        stop_reason="forked" if open_turn else turn.stop_reason,
+    )
+
+
 class Spawner:
     def __init__(self, ledger: SessionLedger) -> None:
         self._ledger = ledger
@@ -129,11 +143,7 @@ class Spawner:
                 fork.runtime.selection_revision = 1
             writer.insert_session(session_row(fork))
             writer.append_turns(
-                [
-                    TranscriptTurn(ident, t.turn, 0, t.role, t.text, t.created_at)
-                    for t in writer.transcript(source.id)
-                    if t.turn <= keep
-                ]
+                [forked_turn(t, ident) for t in writer.transcript(source.id) if t.turn <= keep]
             )
             return self._ledger.record(writer, fork)
 

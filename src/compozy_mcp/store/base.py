@@ -90,12 +90,35 @@ class SessionQuery:
 
 @dataclass(frozen=True, slots=True)
 class TranscriptTurn:
+    """One turn: the prompt (``text``) and, once an agent ran it, what came back."""
+
     session_id: str
     turn: int
     epoch: int
     role: str
     text: str
     created_at: str
+    turn_id: str | None = None
+    #: queued, running, completed, cancelled or failed
+    status: str = "queued"
+    stop_reason: str | None = None
+    final_message: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    #: chunks, thoughts, tool calls, plan, usage (JSON), once the turn ran
+    doc: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEventRow:
+    """One update an agent sent (or the runtime recorded) for a session, in arrival order."""
+
+    seq: int
+    session_id: str
+    turn_id: str | None
+    kind: str
+    at: str
+    payload: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +245,10 @@ class StoreReader(LoopReader):
         """Sessions whose TTL has passed and that are not stopped yet."""
 
     @abstractmethod
+    def live_runtime_sessions(self) -> list[str]:
+        """Sessions whose stored runtime status says an agent runs for them."""
+
+    @abstractmethod
     def any_expired(self, now: str) -> bool:
         """Whether :meth:`expired_sessions` would find one (without reading any)."""
 
@@ -230,7 +257,19 @@ class StoreReader(LoopReader):
         """``session_id`` and its ancestors, nearest first; empty if it does not exist."""
 
     @abstractmethod
-    def transcript(self, session_id: str) -> list[TranscriptTurn]: ...
+    def transcript(
+        self, session_id: str, *, after_turn: int = 0, limit: int | None = None
+    ) -> list[TranscriptTurn]:
+        """Turns after ``after_turn``, oldest first, at most ``limit``."""
+
+    @abstractmethod
+    def turn(self, session_id: str, turn_id: str) -> TranscriptTurn | None: ...
+
+    @abstractmethod
+    def session_events(
+        self, session_id: str, *, after_seq: int = 0, limit: int = 100
+    ) -> list[SessionEventRow]:
+        """Events after ``after_seq``, oldest first."""
 
     @abstractmethod
     def artifact(self, uri: str) -> ArtifactRow | None: ...
@@ -282,6 +321,14 @@ class StoreWriter(StoreReader, LoopWriter):
 
     @abstractmethod
     def truncate_transcript(self, session_id: str, keep_turns: int) -> None: ...
+
+    @abstractmethod
+    def save_turn(self, turn: TranscriptTurn) -> None:
+        """Write a turn's outcome over the stored turn of the same session and number."""
+
+    @abstractmethod
+    def append_session_events(self, events: Sequence[SessionEventRow]) -> None:
+        """Store events (their ``seq`` is assigned by the store)."""
 
     @abstractmethod
     def put_artifact(self, row: ArtifactRow, data: bytes, *, owner: str) -> None:

@@ -87,8 +87,29 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX transcript_turns_by_session ON transcript_turns(session_id);
         """,
     ),
-    # Version 3 is kept for the agent runtime; a gap is fine (migrations apply in order,
-    # each once, by the set of versions applied).
+    Migration(
+        3,
+        "turns that agents ran (outcome, timings, chunks) and the session event stream",
+        """
+        ALTER TABLE transcript_turns ADD COLUMN turn_id TEXT;
+        ALTER TABLE transcript_turns ADD COLUMN status TEXT NOT NULL DEFAULT 'queued';
+        ALTER TABLE transcript_turns ADD COLUMN stop_reason TEXT;
+        ALTER TABLE transcript_turns ADD COLUMN final_message TEXT;
+        ALTER TABLE transcript_turns ADD COLUMN started_at TEXT;
+        ALTER TABLE transcript_turns ADD COLUMN ended_at TEXT;
+        ALTER TABLE transcript_turns ADD COLUMN doc TEXT;
+        CREATE INDEX transcript_turns_by_turn_id ON transcript_turns(session_id, turn_id);
+        CREATE TABLE session_events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL,
+            turn_id TEXT,
+            kind TEXT NOT NULL,
+            at TEXT NOT NULL,
+            payload TEXT NOT NULL
+        );
+        CREATE INDEX session_events_by_session ON session_events(session_id, seq);
+        """,
+    ),
     Migration(
         4,
         "hooks, hook runs and per-hook run statistics",

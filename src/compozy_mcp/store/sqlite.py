@@ -22,6 +22,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import astuple, fields
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from compozy_mcp.store.base import (
     HookRunRow,
     HookStatsRow,
     ProfileRow,
+    SessionEventRow,
     SessionQuery,
     SessionRow,
     StaleWrite,
@@ -71,6 +73,8 @@ _RUN_COLUMNS = (
     "decision, patch_applied, detail, exit_code, stderr_tail, patch"
 )
 #: how often (in runs) the run log drops what it no longer keeps
+_TURN_COLUMNS = ", ".join(f.name for f in fields(TranscriptTurn))
+_TURN_MARKS = ", ".join("?" * len(fields(TranscriptTurn)))
 _PRUNE_EVERY = 100
 
 
@@ -220,6 +224,14 @@ class _SQLiteReader(SQLiteLoopReader, StoreReader):
         )
         return [_session(row) for row in rows]
 
+    def live_runtime_sessions(self) -> list[str]:
+        found = []
+        for row in self._conn.execute("SELECT id, doc FROM sessions WHERE state != 'stopped'"):
+            runtime = jsonutil.loads(row["doc"]).get("runtime") or {}
+            if runtime.get("status") in ("binding", "ready", "running"):
+                found.append(row["id"])
+        return found
+
     def any_expired(self, now: str) -> bool:
         row = self._one(
             "SELECT 1 FROM sessions WHERE ttl_expires_at IS NOT NULL AND ttl_expires_at <= ? "
@@ -239,13 +251,32 @@ class _SQLiteReader(SQLiteLoopReader, StoreReader):
         )
         return [row["id"] for row in rows]
 
-    def transcript(self, session_id: str) -> list[TranscriptTurn]:
+    def transcript(
+        self, session_id: str, *, after_turn: int = 0, limit: int | None = None
+    ) -> list[TranscriptTurn]:
         rows = self._conn.execute(
-            "SELECT session_id, turn, epoch, role, text, created_at FROM transcript_turns "
-            "WHERE session_id = ? ORDER BY turn",
-            (session_id,),
+            f"SELECT {_TURN_COLUMNS} FROM transcript_turns "
+            "WHERE session_id = ? AND turn > ? ORDER BY turn LIMIT ?",
+            (session_id, after_turn, -1 if limit is None else limit),
         )
         return [TranscriptTurn(**dict(row)) for row in rows]
+
+    def turn(self, session_id: str, turn_id: str) -> TranscriptTurn | None:
+        row = self._one(
+            f"SELECT {_TURN_COLUMNS} FROM transcript_turns WHERE session_id = ? AND turn_id = ?",
+            (session_id, turn_id),
+        )
+        return None if row is None else TranscriptTurn(**dict(row))
+
+    def session_events(
+        self, session_id: str, *, after_seq: int = 0, limit: int = 100
+    ) -> list[SessionEventRow]:
+        rows = self._conn.execute(
+            "SELECT seq, session_id, turn_id, kind, at, payload FROM session_events "
+            "WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (session_id, after_seq, limit),
+        )
+        return [SessionEventRow(**dict(row)) for row in rows]
 
     def artifact(self, uri: str) -> ArtifactRow | None:
         row = self._one(
@@ -378,9 +409,21 @@ class _SQLiteWriter(SQLiteLoopWriter, _SQLiteReader, StoreWriter):
 
     def append_turns(self, turns: Sequence[TranscriptTurn]) -> None:
         self._conn.executemany(
-            "INSERT INTO transcript_turns (session_id, turn, epoch, role, text, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [(t.session_id, t.turn, t.epoch, t.role, t.text, t.created_at) for t in turns],
+            f"INSERT INTO transcript_turns ({_TURN_COLUMNS}) VALUES ({_TURN_MARKS})",
+            [astuple(t) for t in turns],
+        )
+
+    def save_turn(self, turn: TranscriptTurn) -> None:
+        self._conn.execute(
+            f"INSERT OR REPLACE INTO transcript_turns ({_TURN_COLUMNS}) VALUES ({_TURN_MARKS})",
+            astuple(turn),
+        )
+
+    def append_session_events(self, events: Sequence[SessionEventRow]) -> None:
+        self._conn.executemany(
+            "INSERT INTO session_events (session_id, turn_id, kind, at, payload) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [(e.session_id, e.turn_id, e.kind, e.at, e.payload) for e in events],
         )
 
     def truncate_transcript(self, session_id: str, keep_turns: int) -> None:
@@ -421,6 +464,7 @@ class _SQLiteWriter(SQLiteLoopWriter, _SQLiteReader, StoreWriter):
             turns += self._conn.execute(
                 f"DELETE FROM transcript_turns WHERE session_id IN ({marks})", part
             ).rowcount
+            self._conn.execute(f"DELETE FROM session_events WHERE session_id IN ({marks})", part)
             # hook runs carry a call's stderr and patches: they go with the session
             self._conn.execute(f"DELETE FROM hook_runs WHERE session_id IN ({marks})", part)
             orphans = [

@@ -1,0 +1,1 @@
+"""Agent definitions and the agents that ship with compozy-mcp (the ``echo`` agent)."""

@@ -1,0 +1,268 @@
+"""``compozy session prompt | history | approve | cancel``: a session's agent at the terminal.
+
+``session prompt ID TEXT`` queues the prompt, then follows the session's event stream until its
+turn ends, printing the agent's message as it arrives (``-o json``: one JSON object per event,
+one per line). A permission request is shown with its choices; on a terminal the command asks
+for the answer, otherwise it names the ``session approve`` command that answers it. Exit status:
+0 when the turn completed, 1 when it failed, 130 when it was cancelled.
+
+Without a daemon the agent runs in this process for the length of the command; with
+``compozy serve`` running (``--url``/``COMPOZY_URL``) the daemon runs it and the session keeps
+its agent between commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from compozy_mcp import jsonutil
+from compozy_mcp.cli.context import Context
+from compozy_mcp.cli.options import output_options
+from compozy_mcp.cli.reporting import EXIT_FAILED, EXIT_OK
+
+if TYPE_CHECKING:
+    from compozy_mcp.hostapi import HostClient
+
+#: seconds between looks at the event stream while a turn runs
+POLL_SECONDS = 0.1
+EXIT_CANCELLED = 130
+PAGE = 500
+
+
+class _Printer:
+    """Events as a person reads them."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.mid_line = False
+
+    def _line(self, text: str) -> None:
+        if self.mid_line:
+            print()
+            self.mid_line = False
+        print(text, flush=True)
+
+    def show(self, event: dict[str, Any]) -> None:
+        kind, payload = event["kind"], event.get("payload", {})
+        if kind == "agent_message_chunk":
+            print(payload.get("content", {}).get("text", ""), end="", flush=True)
+            self.mid_line = True
+        elif kind == "agent_thought_chunk":
+            self._line(f"  (thinking) {payload.get('content', {}).get('text', '')}")
+        elif kind == "tool_call":
+            self._line(
+                f"  -> {payload.get('title', payload.get('tool_call_id'))} "
+                f"[{payload.get('status', 'pending')}]"
+            )
+        elif kind == "tool_call_update" and payload.get("status"):
+            self._line(f"  -> {payload.get('tool_call_id')} {payload['status']}")
+        elif kind == "plan":
+            self._line("  plan:")
+            for entry in payload.get("entries", []):
+                mark = "x" if entry.get("status") == "completed" else " "
+                self._line(f"    [{mark}] {entry.get('content', '')}")
+        elif kind == "permission_requested":
+            choices = " | ".join(o["option_id"] for o in payload.get("options", []))
+            self._line(f"? {payload.get('title')} ({choices})")
+            self._line(
+                f"  answer: compozy session approve {self.session_id} "
+                f"{payload['interaction_id']} <choice>"
+            )
+        elif kind == "permission_answered":
+            self._line(f"  answered: {payload.get('option_id') or payload.get('outcome')}")
+        elif kind == "turn_ended":
+            if self.mid_line:
+                print(flush=True)
+                self.mid_line = False
+
+
+async def _latest_cursor(host: HostClient, session_id: str) -> int:
+    cursor = 0
+    while True:
+        page = await host.session_events(session_id, {"cursor": cursor, "limit": PAGE})
+        if not page["events"]:
+            return cursor
+        cursor = page["next_cursor"]
+
+
+async def _ask(host: HostClient, session_id: str, event: dict[str, Any]) -> None:
+    """On a terminal: ask which choice, and answer the agent with it."""
+    import anyio
+
+    payload = event["payload"]
+    options = payload.get("options", [])
+    for number, option in enumerate(options, 1):
+        print(f"  [{number}] {option['name']} ({option['option_id']})", flush=True)
+    answer = await anyio.to_thread.run_sync(input, "  choice: ")
+    answer = answer.strip()
+    chosen = next(
+        (o["option_id"] for n, o in enumerate(options, 1) if answer in (str(n), o["option_id"])),
+        answer,
+    )
+    fields = {"interaction_id": payload["interaction_id"], "decision": chosen}
+    await host.approve_session(session_id, fields)
+
+
+async def _follow(
+    host: HostClient, args: argparse.Namespace, turn_id: str, cursor: int
+) -> dict[str, Any]:
+    import anyio
+
+    printer = _Printer(args.session_id)
+    interactive = args.output != "json" and sys.stdin.isatty() and sys.stdout.isatty()
+    while True:
+        page = await host.session_events(args.session_id, {"cursor": cursor, "limit": PAGE})
+        for event in page["events"]:
+            cursor = event["seq"]
+            if event.get("turn_id") not in (turn_id, None):
+                continue
+            if args.output == "json":
+                print(jsonutil.dumps(event).decode(), flush=True)
+            else:
+                printer.show(event)
+                if interactive and event["kind"] == "permission_requested":
+                    await _ask(host, args.session_id, event)
+            if event["kind"] == "turn_ended" and event.get("turn_id") == turn_id:
+                return dict(event["payload"])
+        if not page["events"]:
+            await anyio.sleep(POLL_SECONDS)
+
+
+def prompt(args: argparse.Namespace, context: Context) -> int:
+    async def run(host: HostClient) -> int:
+        cursor = await _latest_cursor(host, args.session_id)
+        fields: dict[str, Any] = {"prompt": args.text}
+        if args.no_wait:
+            queued = await host.prompt_session(args.session_id, fields)
+            _print_turn(args, queued)
+            return EXIT_OK
+        queued = await host.prompt_session(args.session_id, fields)
+        turn_id = queued["turn"]["turn_id"]
+        ended = await _follow(host, args, turn_id, cursor)
+        status = ended.get("status")
+        if args.output != "json":
+            print(
+                f"turn {queued['turn']['turn']} {status} ({ended.get('stop_reason')})",
+                file=sys.stderr,
+            )
+        if status == "completed":
+            return EXIT_OK
+        return EXIT_CANCELLED if status == "cancelled" else EXIT_FAILED
+
+    return context.call(run)
+
+
+def _print_turn(args: argparse.Namespace, payload: dict[str, Any]) -> None:
+    if args.output == "json":
+        print(jsonutil.dumps_pretty(payload))
+        return
+    turn = payload["turn"]
+    print(f"turn {turn['turn']} {turn['status']}  {turn['turn_id']}")
+
+
+def history(args: argparse.Namespace, context: Context) -> int:
+    params: dict[str, Any] = {"limit": args.limit}
+    if args.cursor is not None:
+        params["cursor"] = args.cursor
+    page = context.call(lambda host: host.session_history(args.session_id, params))
+    if args.output == "json":
+        if not args.full:
+            page = {**page, "turns": [_compact(turn) for turn in page["turns"]]}
+        print(jsonutil.dumps_pretty(page))
+        return EXIT_OK
+    if not page["turns"]:
+        print("no turns")
+    for turn in page["turns"]:
+        stop = f" ({turn['stop_reason']})" if "stop_reason" in turn else ""
+        print(f"#{turn['turn']} {turn['status']}{stop}  epoch {turn['epoch']}  {turn['turn_id']}")
+        print(f"  you:   {turn['prompt']['text']}")
+        text = turn["final_message"] if args.full else turn["summary"]["text"]
+        if text:
+            print(f"  agent: {text}")
+        if args.full:
+            for call in turn["tool_calls"]:
+                print(
+                    f"  tool:  {call.get('title', call.get('tool_call_id'))} {call.get('status')}"
+                )
+    if "next_cursor" in page:
+        print(
+            f"more: compozy session history {args.session_id} --cursor {page['next_cursor']} "
+            f"--limit {args.limit}"
+        )
+    return EXIT_OK
+
+
+#: what ``session history`` shows without ``--full`` (the compact view of a turn)
+COMPACT_TURN = (
+    "session_id",
+    "turn_id",
+    "turn",
+    "epoch",
+    "status",
+    "prompt",
+    "summary",
+    "created_at",
+    "stop_reason",
+    "started_at",
+    "ended_at",
+)
+
+
+def _compact(turn: dict[str, Any]) -> dict[str, Any]:
+    return {name: turn[name] for name in COMPACT_TURN if name in turn}
+
+
+def approve(args: argparse.Namespace, context: Context) -> int:
+    fields = {"interaction_id": args.interaction_id, "decision": args.decision}
+    answer = context.call(lambda host: host.approve_session(args.session_id, fields))
+    if args.output == "json":
+        print(jsonutil.dumps_pretty(answer))
+    else:
+        title = f" ({answer['title']})" if "title" in answer else ""
+        print(f"answered {answer['interaction_id']}{title}: {answer['decision']}")
+    return EXIT_OK
+
+
+def cancel(args: argparse.Namespace, context: Context) -> int:
+    done = context.call(lambda host: host.cancel_turn(args.session_id))
+    if args.output == "json":
+        print(jsonutil.dumps_pretty(done))
+    else:
+        running = done.get("running_turn_id") or "no running turn"
+        print(f"cancelled: {running}; {done['queued_cancelled']} queued")
+    return EXIT_OK
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cmd = sub.add_parser(
+        "prompt",
+        help="send a prompt to the session's agent and follow its turn",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cmd.add_argument("session_id", metavar="ID", help="the session")
+    cmd.add_argument("text", metavar="TEXT", help="the prompt")
+    cmd.add_argument("--no-wait", action="store_true", help="queue the prompt and return at once")
+    output_options(cmd)
+
+    cmd = sub.add_parser("history", help="show a session's turns, oldest first")
+    cmd.add_argument("session_id", metavar="ID", help="the session")
+    cmd.add_argument("--full", action="store_true", help="whole messages and tool calls")
+    cmd.add_argument("--limit", type=int, default=20, metavar="N", help="turns (default 20)")
+    cmd.add_argument("--cursor", type=int, metavar="N", help="next_cursor of a previous page")
+    output_options(cmd)
+
+    cmd = sub.add_parser("approve", help="answer a permission request of the session's agent")
+    cmd.add_argument("session_id", metavar="ID", help="the session")
+    cmd.add_argument("interaction_id", metavar="INTERACTION", help="pending interaction id")
+    cmd.add_argument("decision", metavar="CHOICE", help="one of the choices the agent offered")
+    output_options(cmd)
+
+    cmd = sub.add_parser("cancel", help="cancel the running turn and the queued ones")
+    cmd.add_argument("session_id", metavar="ID", help="the session")
+    output_options(cmd)
+
+
+COMMANDS = {"prompt": prompt, "history": history, "approve": approve, "cancel": cancel}

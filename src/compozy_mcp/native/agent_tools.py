@@ -1,0 +1,467 @@
+"""The agent and turn tools: ``compozy__agent_list``, ``compozy__session_prompt``,
+``_prompt_cancel``, ``_wait``, ``_history``, ``_events``, ``_clear``, ``_approve`` and
+``compozy__command_list``.
+
+Who may act: every tool that takes a ``session_id`` acts on that session, so a managed
+session may name only itself or a descendant (``acts_on``; ``sessions/access.py``), never its
+parent or a sibling; the operator names any. ``compozy__agent_list`` reads definitions only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compozy_mcp.errors import ResourceNotFound, ToolBackendFailed
+from compozy_mcp.native.context import AgentAdmin, ToolCall
+from compozy_mcp.native.registry import Risk, ToolDefinition, count_preview
+from compozy_mcp.native.session_tools import (
+    GENERATION,
+    PROMPT,
+    SESSION_VIEWS,
+    TRANSCRIPT_EPOCH,
+    _fences,
+    _session_preview,
+)
+from compozy_mcp.schemas import (
+    BOOLEAN,
+    COUNT,
+    NUMBER,
+    OPEN_OBJECT,
+    STRING,
+    TIMESTAMP,
+    array,
+    described,
+    enum,
+    obj,
+    strings,
+    tool_input,
+)
+from compozy_mcp.sessions.record_schema import SESSION_ID, SESSION_RESULT
+from compozy_mcp.sessions.turn_record import PROMPT_CHARS, SUMMARY_CHARS
+from compozy_mcp.views import KEEP, Each, Fields, ViewSpec
+
+SESSIONS = ("compozy__sessions",)
+AGENTS = ("compozy__agents",)
+TURN_STATUSES = ("queued", "running", "completed", "cancelled", "failed")
+TEXT_CUT = obj({"text": STRING, "truncated": BOOLEAN})
+
+TURN_RECORD = obj(
+    {
+        "session_id": STRING,
+        "turn_id": STRING,
+        "turn": COUNT,
+        "epoch": COUNT,
+        "status": enum(*TURN_STATUSES),
+        "prompt": described(TEXT_CUT, f"The prompt, cut at {PROMPT_CHARS} characters."),
+        "summary": described(
+            TEXT_CUT, f"The agent's final message, cut at {SUMMARY_CHARS} characters."
+        ),
+        "created_at": TIMESTAMP,
+        "final_message": STRING,
+        "chunks": strings(),
+        "thoughts": strings(),
+        "tool_calls": array(OPEN_OBJECT),
+        "plan": array(OPEN_OBJECT),
+    },
+    {
+        "stop_reason": described(
+            STRING,
+            "end_turn, max_tokens, max_turn_requests, refusal, cancelled (ACP), or "
+            "agent_crashed, agent_error, forked, runtime_shutdown, daemon_restarted",
+        ),
+        "started_at": TIMESTAMP,
+        "ended_at": TIMESTAMP,
+        "usage": OPEN_OBJECT,
+        "timings": obj({"duration_ms": NUMBER}, {"first_update_ms": NUMBER}),
+    },
+    order=(
+        "session_id",
+        "turn_id",
+        "turn",
+        "epoch",
+        "status",
+        "prompt",
+        "summary",
+        "created_at",
+        "stop_reason",
+        "started_at",
+        "ended_at",
+    ),
+)
+TURN_COMPACT = Fields.of(
+    "session_id",
+    "turn_id",
+    "turn",
+    "epoch",
+    "status",
+    "prompt",
+    "summary",
+    "created_at",
+    "stop_reason",
+    "started_at",
+    "ended_at",
+)
+TURN_VIEWS = ViewSpec(Fields({"turn": TURN_COMPACT}), follow_up=("turn.session_id", "turn.turn_id"))
+TURN_RESULT = obj({"turn": TURN_RECORD})
+
+TIMEOUT = described(
+    {"type": "integer", "minimum": 1, "maximum": 3600},
+    "Seconds to wait for the turn to end (with wait; default 600); the turn goes on after it.",
+)
+
+
+def _agents(call: ToolCall) -> AgentAdmin:
+    agents = call.services.agents
+    if agents is None:
+        raise ToolBackendFailed(call.tool_id, "this process runs no agents")
+    return agents
+
+
+def _turn_preview(result: dict[str, Any]) -> str:
+    turn = result["turn"]
+    text = f"turn {turn['turn']} {turn['status']}"
+    if "stop_reason" in turn:
+        text += f" ({turn['stop_reason']})"
+    summary = turn["summary"]["text"]
+    if summary:
+        text += f": {summary[:80]}"
+    return text
+
+
+# --- agents -----------------------------------------------------------------------------------
+
+AGENT_RECORD = obj(
+    {
+        "name": STRING,
+        "provider": STRING,
+        "description": STRING,
+        "command": strings(),
+        "models": strings(),
+        "reasoning_efforts": strings(),
+        "source": enum("builtin", "home", "workspace"),
+        "env_keys": strings(),
+    },
+    {"default_model": STRING, "default_reasoning_effort": STRING},
+    order=("name", "provider", "description", "command", "models", "default_model"),
+)
+AGENT_PROBLEM = obj({"source": STRING, "message": STRING}, {"agent": STRING})
+AGENT_LIST_VIEWS = ViewSpec(
+    Fields(
+        {
+            "agents": Each(
+                Fields.of(
+                    "name",
+                    "provider",
+                    "description",
+                    "models",
+                    "default_model",
+                    "reasoning_efforts",
+                    "default_reasoning_effort",
+                )
+            ),
+            "problems": KEEP,
+        }
+    ),
+    follow_up=("agents[].name", "agents[].models", "agents[].reasoning_efforts"),
+)
+
+
+async def _agent_list(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    workspace_path = None
+    if "workspace_id" in args:
+        workspace = call.services.sessions.workspaces.workspace(args["workspace_id"])
+        if workspace is None:
+            raise ResourceNotFound(call.tool_id, "workspace", args["workspace_id"])
+        workspace_path = workspace.path
+    catalog = _agents(call).agents(workspace_path)
+    return {
+        "agents": [catalog.agents[name].record() for name in sorted(catalog.agents)],
+        "problems": catalog.problems,
+    }
+
+
+# --- turns ------------------------------------------------------------------------------------
+
+
+async def _prompt(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    agents = _agents(call)
+    wait = bool(args.get("wait", False))
+    session_id = args["session_id"]
+    turn_id = await agents.prompt(call.info, session_id, args["prompt"], wait=wait)
+    if wait:
+        timeout = float(args.get("timeout_seconds", 600))
+        return {"turn": await agents.wait_turn(call.info, session_id, turn_id, timeout)}
+    return {"turn": await agents.turn(call.info, session_id, turn_id)}
+
+
+async def _wait(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    agents = _agents(call)
+    session_id = args["session_id"]
+    turn_id = args.get("turn_id")
+    if turn_id is None:
+        history = agents.history(call.info, session_id, 0, 10_000)
+        if not history["turns"]:
+            raise ToolBackendFailed(call.tool_id, f'session "{session_id}" has no turns yet')
+        turn_id = history["turns"][-1]["turn_id"]
+    timeout = float(args.get("timeout_seconds", 600))
+    return {"turn": await agents.wait_turn(call.info, session_id, turn_id, timeout)}
+
+
+async def _cancel(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    return await _agents(call).cancel(call.info, args["session_id"])
+
+
+HISTORY_VIEWS = ViewSpec(
+    Fields({"session_id": KEEP, "turns": Each(TURN_COMPACT), "next_cursor": KEEP}),
+    follow_up=("session_id", "turns[].turn_id", "next_cursor"),
+)
+
+
+async def _history(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    return _agents(call).history(
+        call.info, args["session_id"], int(args.get("cursor", 0)), int(args.get("limit", 20))
+    )
+
+
+EVENT_RECORD = obj(
+    {"seq": COUNT, "kind": STRING, "at": TIMESTAMP, "payload": OPEN_OBJECT},
+    {"turn_id": STRING},
+    order=("seq", "kind", "at", "turn_id", "payload"),
+)
+EVENTS_VIEWS = ViewSpec(
+    Fields(
+        {
+            "session_id": KEEP,
+            "events": Each(Fields.of("seq", "kind", "at", "turn_id")),
+            "next_cursor": KEEP,
+        }
+    ),
+    follow_up=("session_id", "events[].turn_id", "next_cursor"),
+)
+
+
+async def _events(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    return _agents(call).events(
+        call.info, args["session_id"], int(args.get("cursor", 0)), int(args.get("limit", 100))
+    )
+
+
+async def _clear(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    fences = _fences(args, "transcript_epoch", "generation")
+    return {"session": await call.services.sessions.clear(call.info, args["session_id"], fences)}
+
+
+APPROVAL_RESULT = obj(
+    {
+        "session_id": STRING,
+        "interaction_id": STRING,
+        "kind": STRING,
+        "decision": STRING,
+    },
+    {"title": STRING, "turn_id": STRING},
+)
+
+
+async def _approve(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    interaction = await _agents(call).approve(
+        call.info, args["session_id"], args["interaction_id"], args["decision"]
+    )
+    out: dict[str, Any] = {
+        "session_id": args["session_id"],
+        "interaction_id": interaction.interaction_id,
+        "kind": interaction.kind,
+        "decision": args["decision"],
+    }
+    if interaction.title:
+        out["title"] = interaction.title
+    if interaction.turn_id:
+        out["turn_id"] = interaction.turn_id
+    return out
+
+
+COMMAND_RECORD = obj({"name": STRING, "description": STRING}, {"input": obj({"hint": STRING})})
+
+
+async def _commands(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+    record = await call.services.sessions.status(call.info, args["session_id"])
+    return {"session_id": args["session_id"], "commands": record.get("available_commands", [])}
+
+
+def agent_tools() -> list[ToolDefinition]:
+    session_id = {"session_id": SESSION_ID}
+    cursor = described(COUNT, "next_cursor of the previous page; 0 or absent: from the start.")
+    return [
+        ToolDefinition(
+            id="compozy__agent_list",
+            description="List the agents a session's runtime can select (provider in "
+            "runtime_set), with their models and reasoning efforts.",
+            input_schema=tool_input(
+                optional={
+                    "workspace_id": described(
+                        STRING, "Include the agents defined in this workspace's files."
+                    )
+                }
+            ),
+            output_schema=obj({"agents": array(AGENT_RECORD), "problems": array(AGENT_PROBLEM)}),
+            handler=_agent_list,
+            risk=Risk.READ,
+            toolsets=AGENTS,
+            views=AGENT_LIST_VIEWS,
+            preview=count_preview("agents", "agent"),
+            idempotent=True,
+        ),
+        ToolDefinition(
+            id="compozy__session_prompt",
+            description="Send a prompt to the session's agent as its next turn (binding the "
+            "agent first when none runs). With wait, returns once the turn ended or "
+            "timeout_seconds passed; otherwise at once with the queued turn.",
+            input_schema=tool_input(
+                {"session_id": SESSION_ID, "prompt": PROMPT},
+                {
+                    "wait": described(BOOLEAN, "Wait for the turn to end (default false)."),
+                    "timeout_seconds": TIMEOUT,
+                },
+            ),
+            output_schema=TURN_RESULT,
+            handler=_prompt,
+            risk=Risk.MUTATING,
+            toolsets=SESSIONS,
+            views=TURN_VIEWS,
+            preview=_turn_preview,
+            acts_on=("session_id",),
+        ),
+        ToolDefinition(
+            id="compozy__session_prompt_cancel",
+            description="Cancel the session's running turn and every queued one.",
+            input_schema=tool_input(session_id),
+            output_schema=obj(
+                {"session_id": STRING, "queued_cancelled": COUNT},
+                {"running_turn_id": {"type": ["string", "null"]}},
+            ),
+            handler=_cancel,
+            risk=Risk.MUTATING,
+            toolsets=SESSIONS,
+            acts_on=("session_id",),
+        ),
+        ToolDefinition(
+            id="compozy__session_wait",
+            description="Wait for a turn (default: the latest) to end; returns it as it is "
+            "when timeout_seconds passes.",
+            input_schema=tool_input(
+                session_id,
+                {
+                    "turn_id": described(STRING, "Default: the latest turn."),
+                    "timeout_seconds": TIMEOUT,
+                },
+            ),
+            output_schema=TURN_RESULT,
+            handler=_wait,
+            risk=Risk.READ,
+            toolsets=SESSIONS,
+            views=TURN_VIEWS,
+            preview=_turn_preview,
+            idempotent=True,
+            acts_on=("session_id",),
+        ),
+        ToolDefinition(
+            id="compozy__session_history",
+            description="A session's turns, oldest first: prompt, status, stop reason and the "
+            "agent's final message (full adds chunks, thoughts, tool calls, plan, usage).",
+            input_schema=tool_input(
+                session_id,
+                {
+                    "cursor": cursor,
+                    "limit": described(
+                        {"type": "integer", "minimum": 1, "maximum": 100},
+                        "Turns per page (default 20).",
+                    ),
+                },
+            ),
+            output_schema=obj(
+                {"session_id": STRING, "turns": array(TURN_RECORD)}, {"next_cursor": COUNT}
+            ),
+            handler=_history,
+            risk=Risk.READ,
+            toolsets=SESSIONS,
+            views=HISTORY_VIEWS,
+            preview=count_preview("turns", "turn"),
+            idempotent=True,
+            acts_on=("session_id",),
+        ),
+        ToolDefinition(
+            id="compozy__session_events",
+            description="The raw update stream of a session's agent since cursor (message "
+            "chunks, tool calls, plans, permission requests, turn ends); full adds payloads.",
+            input_schema=tool_input(
+                session_id,
+                {
+                    "cursor": cursor,
+                    "limit": described(
+                        {"type": "integer", "minimum": 1, "maximum": 500},
+                        "Events per page (default 100).",
+                    ),
+                },
+            ),
+            output_schema=obj(
+                {"session_id": STRING, "events": array(EVENT_RECORD), "next_cursor": COUNT}
+            ),
+            handler=_events,
+            risk=Risk.READ,
+            toolsets=SESSIONS,
+            views=EVENTS_VIEWS,
+            preview=count_preview("events", "event"),
+            idempotent=True,
+            acts_on=("session_id",),
+        ),
+        ToolDefinition(
+            id="compozy__session_clear",
+            description="Start a new conversation: earlier turns stay in the history but leave "
+            "the agent's context. Increments transcript_epoch; a bound agent is replaced.",
+            input_schema=tool_input(
+                {
+                    "session_id": SESSION_ID,
+                    "transcript_epoch": TRANSCRIPT_EPOCH,
+                    "generation": GENERATION,
+                }
+            ),
+            output_schema=SESSION_RESULT,
+            handler=_clear,
+            risk=Risk.DESTRUCTIVE,
+            toolsets=SESSIONS,
+            views=SESSION_VIEWS,
+            preview=_session_preview,
+            acts_on=("session_id",),
+        ),
+        ToolDefinition(
+            id="compozy__session_approve",
+            description="Answer a pending permission request of the session's agent with one "
+            "of the options it offered (the interaction's choices).",
+            input_schema=tool_input(
+                {
+                    "session_id": SESSION_ID,
+                    "interaction_id": described(STRING, "pending_interactions[].interaction_id"),
+                    "decision": described(
+                        {"type": "string", "minLength": 1, "maxLength": 200},
+                        "One of the interaction's choices (option ids).",
+                    ),
+                }
+            ),
+            output_schema=APPROVAL_RESULT,
+            handler=_approve,
+            risk=Risk.MUTATING,
+            toolsets=SESSIONS,
+            acts_on=("session_id",),
+        ),
+        ToolDefinition(
+            id="compozy__command_list",
+            description="The commands the session's agent announced (slash commands).",
+            input_schema=tool_input(session_id),
+            output_schema=obj({"session_id": STRING, "commands": array(COMMAND_RECORD)}),
+            handler=_commands,
+            risk=Risk.READ,
+            toolsets=SESSIONS,
+            preview=count_preview("commands", "command"),
+            idempotent=True,
+            acts_on=("session_id",),
+        ),
+    ]

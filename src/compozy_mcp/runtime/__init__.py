@@ -1,0 +1,1 @@
+"""The agent runtime: ACP agent processes for sessions, their turns and permission requests."""

@@ -1,0 +1,702 @@
+"""The agent runtime: one ACP agent process per bound session, owned by this process.
+
+It is the sessions' :class:`~compozy_mcp.sessions.runtime.RuntimeDriver` (start, release,
+reconcile) and what the turn tools call (prompt, cancel, wait, approve, history, events).
+
+- **Binds** start the agent under ``COMPOZY_AGENT_START_TIMEOUT_SECONDS``; a command that
+  cannot start, an agent that exits or never answers ``initialize`` is a
+  :class:`~compozy_mcp.sessions.runtime.BindFailed` quoting the tail of its stderr.
+- **Turns** of a session run one at a time, in order, by a runner task per agent: a prompt is
+  queued in the store first (so it is never lost), the runner takes it, streams the agent's
+  updates into the turn and the event log (written in batches, off the loop), and stores the
+  outcome. A new ACP session whose context must hold earlier turns (after a rewind, a clear or
+  a lost process) gets them as a first text block of its first prompt.
+- **Permission requests** become pending interactions of kind ``permission``; one unanswered
+  for ``COMPOZY_PERMISSION_TIMEOUT_SECONDS`` is rejected and recorded.
+- **Processes** end with their session's runtime: unbind, stop (with its cascade), archive,
+  delete, a TTL expiry (:meth:`AgentRuntime.reconcile`), and :meth:`AgentRuntime.shutdown`
+  when this process exits. An agent that exits on its own fails its runtime
+  (``runtime.failure``, ``stop_cause: failure``); everything persisted so far stays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from compozy_mcp import jsonutil
+from compozy_mcp.agents.definitions import AgentCatalog, AgentDefinition, load_catalog
+from compozy_mcp.blocking import Offload
+from compozy_mcp.calls import CallInfo
+from compozy_mcp.clock import timestamp
+from compozy_mcp.config import Settings
+from compozy_mcp.errors import ResourceNotFound, ToolConflict
+from compozy_mcp.reasons import Reason
+from compozy_mcp.runtime.process import Launcher, SubprocessLauncher
+from compozy_mcp.runtime.turn import TurnRecorder
+from compozy_mcp.sessions.model import AcpCaps, AvailableCommand, Interaction
+from compozy_mcp.sessions.runtime import (
+    BindFailed,
+    Binding,
+    BindTicket,
+    check_selection,
+    effective_selection,
+)
+from compozy_mcp.sessions.turn_record import TERMINAL, turn_record
+from compozy_mcp.store.base import SessionEventRow, TranscriptTurn
+
+if TYPE_CHECKING:
+    from compozy_mcp.runtime.connection import AgentConnection
+    from compozy_mcp.runtime.process import AgentTransport
+    from compozy_mcp.sessions.service import Sessions
+
+#: how often buffered events are written while a turn streams
+EVENT_FLUSH_SECONDS = 0.25
+#: seconds a closing agent gets for ``close_session``
+CLOSE_SESSION_SECONDS = 2.0
+
+
+@dataclass(eq=False)
+class _Pending:
+    interaction: Interaction
+    answer: asyncio.Future[str | None]
+
+
+@dataclass(eq=False)
+class LiveAgent:
+    """One running agent and the session it serves."""
+
+    session_id: str
+    generation: int
+    agent: AgentDefinition
+    transport: AgentTransport
+    connection: AgentConnection
+    #: earlier turns a fresh ACP session must be told about with its first prompt
+    context: tuple[str, ...]
+    caps: AcpCaps
+    commands: tuple[AvailableCommand, ...] = ()
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    current: TurnRecorder | None = None
+    pending: dict[str, _Pending] = field(default_factory=dict)
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    closing: bool = False
+    bound: bool = False
+
+
+class AgentRuntime:
+    def __init__(
+        self,
+        sessions: Sessions,
+        settings: Settings,
+        offload: Offload,
+        launcher: Launcher | None = None,
+    ) -> None:
+        self._sessions = sessions
+        self._settings = settings
+        self._offload = offload
+        self._launcher = launcher or SubprocessLauncher()
+        self._live: dict[str, LiveAgent] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._turn_done: dict[str, asyncio.Event] = {}
+        self._listeners: dict[str, set[asyncio.Queue[dict[str, Any]]]] = {}
+        self._events: list[SessionEventRow] = []
+        self._flush_at = 0.0
+
+    # --- definitions ---------------------------------------------------------------------
+
+    def agents(self, workspace_path: str | None = None) -> AgentCatalog:
+        root = Path(workspace_path) if workspace_path else None
+        return load_catalog(self._settings.home, root)
+
+    def live_sessions(self) -> list[str]:
+        return sorted(self._live)
+
+    def pids(self) -> list[int]:
+        return [pid for live in self._live.values() if (pid := live.transport.pid) is not None]
+
+    # --- binding (the RuntimeDriver) -------------------------------------------------------
+
+    def _lock(self, session_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(session_id, asyncio.Lock())
+
+    async def start(self, ticket: BindTicket) -> Binding:
+        async with self._lock(ticket.session_id):
+            catalog = self.agents(ticket.cwd)
+            try:
+                agent = check_selection(ticket.selection, catalog)
+            except Exception as exc:
+                raise BindFailed("selection_rejected", str(exc)) from None
+            effective = effective_selection(ticket.selection, agent)
+            live = self._live.get(ticket.session_id)
+            if (
+                ticket.reuse_live
+                and live is not None
+                and live.agent.name == agent.name
+                and live.transport.exited() is None
+            ):
+                await self._reconfigure(live, effective)
+                return Binding(
+                    effective=effective,
+                    acp_session_id=live.connection.acp_session_id,
+                    acp_caps=live.caps,
+                    available_commands=live.commands,
+                    new_process=False,
+                )
+            if live is not None:
+                await self._close(live)
+            return await self._launch(ticket, agent, effective)
+
+    async def _reconfigure(self, live: LiveAgent, effective: Any) -> None:
+        try:
+            await asyncio.wait_for(
+                live.connection.configure(effective),
+                timeout=self._settings.agent_start_timeout_seconds,
+            )
+        except BindFailed:
+            raise
+        except Exception as exc:
+            raise BindFailed("configure_failed", f"the agent refused the selection: {exc}") from exc
+
+    async def _launch(self, ticket: BindTicket, agent: AgentDefinition, effective: Any) -> Binding:
+        from compozy_mcp.runtime.connection import AgentConnection
+
+        command = " ".join([agent.command, *agent.args])
+        try:
+            transport = await self._launcher.launch(agent, ticket.cwd, {})
+        except Exception as exc:  # no such command, not executable, no more processes...
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise BindFailed(
+                "agent_start_failed", f'agent "{agent.name}": cannot start "{command}": {reason}'
+            ) from None
+        live = LiveAgent(
+            session_id=ticket.session_id,
+            generation=ticket.generation + 1,
+            agent=agent,
+            transport=transport,
+            connection=None,  # type: ignore[arg-type]  # set below: it needs the listener
+            context=(),
+            caps=AcpCaps(
+                supports_load_session=False,
+                prompt_image=False,
+                prompt_audio=False,
+                prompt_embedded_context=False,
+            ),
+        )
+        listener = _AgentListener(self, live)
+        live.connection = AgentConnection(listener, transport)
+        timeout = self._settings.agent_start_timeout_seconds
+        try:
+            handshake = await asyncio.wait_for(
+                self._handshake(live, ticket, effective), timeout=timeout
+            )
+        except BaseException as exc:
+            await self._end_process(live)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            raise self._start_failure(agent, transport, exc, timeout) from None
+        live.caps = handshake.caps
+        live.context = () if handshake.loaded else ticket.context
+        self._live[ticket.session_id] = live
+        live.tasks.append(asyncio.create_task(self._watch(live)))
+        live.tasks.append(asyncio.create_task(self._run_turns(live)))
+        return Binding(
+            effective=handshake.effective,
+            acp_session_id=handshake.acp_session_id,
+            acp_caps=handshake.caps,
+            available_commands=live.commands,
+            new_process=True,
+            permission_mode_degraded=ticket.restricted and not handshake.caps.supported_modes,
+        )
+
+    async def _handshake(self, live: LiveAgent, ticket: BindTicket, effective: Any) -> Any:
+        # a process that dies during the handshake fails it at once, not at the timeout
+        handshake = asyncio.ensure_future(live.connection.handshake(ticket, effective))
+        exited = asyncio.ensure_future(live.transport.wait())
+        try:
+            await asyncio.wait({handshake, exited}, return_when=asyncio.FIRST_COMPLETED)
+            if handshake.done():
+                return handshake.result()
+            await asyncio.sleep(0.05)  # let a last stderr line arrive
+            raise ConnectionError(f"exited with status {exited.result()}")
+        finally:
+            for task in (handshake, exited):
+                if not task.done():
+                    task.cancel()
+                    with contextlib.suppress(BaseException):
+                        await task
+
+    def _start_failure(
+        self, agent: AgentDefinition, transport: AgentTransport, exc: BaseException, timeout: int
+    ) -> BindFailed:
+        if isinstance(exc, BindFailed):
+            return exc
+        if isinstance(exc, TimeoutError):
+            what = f"did not answer initialize and new_session within {timeout} s"
+            kind = "agent_start_timeout"
+        else:
+            what = str(exc) or type(exc).__name__
+            kind = "agent_start_failed"
+        tail = transport.stderr_tail()
+        summary = (
+            f'agent "{agent.name}" {what}'
+            if kind.endswith("timeout")
+            else (f'agent "{agent.name}" failed to start: {what}')
+        )
+        if tail:
+            summary += f"; stderr: {tail}"
+        return BindFailed(kind, summary)
+
+    async def bound(self, session_id: str) -> None:
+        """The store recorded a bind: the agent may take turns, its commands are recorded."""
+        live = self._live.get(session_id)
+        if live is None:
+            return
+        live.bound = True
+        if live.commands:
+            await self._offload(
+                self._sessions.turns.set_commands, session_id, live.commands, live.generation
+            )
+        live.wake.set()
+
+    async def release(self, session_id: str, generation: int | None = None) -> None:
+        live = self._live.get(session_id)
+        if live is None or (generation is not None and live.generation != generation):
+            return
+        async with self._lock(session_id):
+            if self._live.get(session_id) is live:
+                await self._close(live)
+
+    async def reconcile(self) -> None:
+        """End every agent whose session no longer holds it."""
+        for session_id, live in list(self._live.items()):
+            with self._sessions.ledger.store.read() as reader:
+                row = reader.session(session_id)
+                state = self._sessions.ledger.read_state(row) if row is not None else None
+            keep = (
+                state is not None
+                and state.state != "stopped"
+                and state.archived_at is None
+                and state.runtime.generation == live.generation
+                and state.runtime.status in ("binding", "ready", "running")
+            )
+            if not keep:
+                await self.release(session_id, live.generation)
+
+    async def _close(self, live: LiveAgent) -> None:
+        live.closing = True
+        for pending in live.pending.values():
+            if not pending.answer.done():
+                pending.answer.set_result(None)
+        if self._live.get(live.session_id) is live:
+            del self._live[live.session_id]
+        if live.current is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(live.connection.cancel(), timeout=0.5)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(live.connection.close(), timeout=CLOSE_SESSION_SECONDS)
+        current = asyncio.current_task()
+        for task in live.tasks:
+            if task is not current:
+                task.cancel()
+        for task in live.tasks:
+            if task is not current:
+                with contextlib.suppress(BaseException):
+                    await task
+        await self._end_process(live)
+
+    async def _end_process(self, live: LiveAgent) -> None:
+        await live.transport.terminate(self._settings.agent_stop_grace_seconds)
+
+    async def shutdown(self) -> None:
+        """End every agent (this process is exiting); their sessions are unbound."""
+        ids = list(self._live)
+        for session_id in ids:
+            live = self._live.get(session_id)
+            if live is not None:
+                await self._close(live)
+        await self._flush_events(force=True)
+        if ids:
+            await self._offload(self._sessions.turns.release_all, ids, "runtime_shutdown")
+
+    # --- the agent's own end ---------------------------------------------------------------
+
+    async def _watch(self, live: LiveAgent) -> None:
+        status = await live.transport.wait()
+        if live.closing:
+            return
+        await asyncio.sleep(0.05)  # the last stderr lines
+        tail = live.transport.stderr_tail()
+        summary = f'agent "{live.agent.name}" exited with status {status}'
+        if live.current is not None:
+            summary += " during a turn"
+        if tail:
+            summary += f"; stderr: {tail}"
+        live.closing = True
+        for pending in live.pending.values():
+            if not pending.answer.done():
+                pending.answer.set_result(None)
+        if self._live.get(live.session_id) is live:
+            del self._live[live.session_id]
+        # the session fails first, so that whoever waits on the turn sees both
+        await self._offload(
+            self._sessions.turns.crashed, live.session_id, live.generation, "agent_crashed", summary
+        )
+        if live.current is not None:
+            await self._store_turn(live, live.current, "failed", "agent_crashed", None)
+            live.current = None
+        self._publish(live.session_id, {"kind": "runtime_failed", "summary": summary})
+        for task in live.tasks:
+            if task is not asyncio.current_task():
+                task.cancel()
+        await self._end_process(live)
+
+    # --- turns -----------------------------------------------------------------------------
+
+    async def _run_turns(self, live: LiveAgent) -> None:
+        turns = self._sessions.turns
+        while not live.closing:
+            await live.wake.wait()
+            live.wake.clear()
+            if not live.bound:
+                continue
+            for queued in await self._offload(turns.queued, live.session_id):
+                if live.closing:
+                    return
+                started = await self._offload(
+                    turns.start, live.session_id, queued.turn_id or "", live.generation
+                )
+                if started is not None:
+                    await self._run_turn(live, started)
+
+    async def _run_turn(self, live: LiveAgent, turn: TranscriptTurn) -> None:
+        recorder = live.current = TurnRecorder(turn)
+        self._record(live.session_id, turn.turn_id, "turn_started", {"turn": turn.turn})
+        blocks = [turn.text]
+        if live.context:
+            blocks.insert(0, "Conversation so far (kept by compozy):\n" + "\n".join(live.context))
+            live.context = ()
+        try:
+            response = await live.connection.prompt(blocks)
+        except asyncio.CancelledError:
+            if live.current is recorder and not live.closing:
+                await self._store_turn(live, recorder, "cancelled", "cancelled", None)
+            raise
+        except Exception as exc:
+            # a dropped connection is usually the process ending: give it a moment to say so
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(live.transport.wait()), timeout=1.0)
+            if live.closing or live.transport.exited() is not None:
+                return  # the watcher records the crash
+            await self._store_turn(live, recorder, "failed", "agent_error", None, str(exc))
+            return
+        usage = response.usage.model_dump(exclude_none=True) if response.usage else None
+        stop = str(response.stop_reason)
+        status = "cancelled" if stop == "cancelled" else "completed"
+        await self._store_turn(live, recorder, status, stop, usage)
+
+    async def _store_turn(
+        self,
+        live: LiveAgent,
+        recorder: TurnRecorder,
+        status: str,
+        stop_reason: str,
+        usage: dict[str, Any] | None,
+        detail: str | None = None,
+    ) -> None:
+        if live.current is recorder:
+            live.current = None
+        now = timestamp(self._sessions.ledger.clock.now())
+        outcome = recorder.outcome(status, stop_reason, now, usage)
+        payload: dict[str, Any] = {"status": status, "stop_reason": stop_reason}
+        if detail:
+            payload["detail"] = detail
+        self._record(live.session_id, outcome.turn_id, "turn_ended", payload)
+        await self._flush_events(force=True)
+        with contextlib.suppress(Exception):  # a deleted session has nowhere to keep it
+            await self._offload(self._sessions.turns.finish, outcome, live.generation)
+        done = self._turn_done.pop(outcome.turn_id or "", None)
+        if done is not None:
+            done.set()
+
+    # --- updates and permissions (from the agent) ------------------------------------------
+
+    async def on_update(self, live: LiveAgent, update: Any) -> None:
+        kind = getattr(update, "session_update", "")
+        if kind == "available_commands_update":
+            from compozy_mcp.runtime.connection import commands_of
+
+            live.commands = commands_of(update)
+            if live.bound:
+                await self._offload(
+                    self._sessions.turns.set_commands,
+                    live.session_id,
+                    live.commands,
+                    live.generation,
+                )
+        recorder = live.current
+        if recorder is not None:
+            event_kind, payload = recorder.fold(update)
+            turn_id = recorder.turn.turn_id
+        else:
+            payload = update.model_dump(mode="json", exclude_none=True)
+            event_kind = str(payload.pop("session_update", kind))
+            turn_id = None
+        self._record(live.session_id, turn_id, event_kind, payload)
+        await self._flush_events()
+
+    async def on_permission(
+        self, live: LiveAgent, options: list[dict[str, str]], tool_call: Any
+    ) -> str | None:
+        recorder = live.current
+        title = getattr(tool_call, "title", None) or "Permission requested"
+        interaction = Interaction(
+            interaction_id=f"int-{secrets.token_hex(4)}",
+            kind="permission",
+            provider_request_id=f"req-{secrets.token_hex(4)}",
+            turn_id=recorder.turn.turn_id if recorder is not None else None,
+            title=title,
+            choices=[o["option_id"] for o in options],
+            options=options,
+            created_at=timestamp(self._sessions.ledger.clock.now()),
+        )
+        answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        pending = live.pending[interaction.interaction_id] = _Pending(interaction, answer)
+        turn_id = interaction.turn_id
+        self._record(
+            live.session_id,
+            turn_id,
+            "permission_requested",
+            {"interaction_id": interaction.interaction_id, "title": title, "options": options},
+        )
+        await self._flush_events(force=True)
+        turns = self._sessions.turns
+        await self._offload(turns.add_interaction, live.session_id, interaction, live.generation)
+        timeout = self._settings.permission_timeout_seconds
+        try:
+            chosen = await asyncio.wait_for(asyncio.shield(answer), timeout=timeout)
+            outcome = "answered" if chosen is not None else "cancelled"
+            detail = f"{title}: {chosen or 'cancelled'}"
+        except TimeoutError:
+            chosen = next((o["option_id"] for o in options if o["kind"] == "reject_once"), None)
+            outcome = "timed_out"
+            detail = f"{title}: unanswered after {timeout} s; rejected"
+        finally:
+            live.pending.pop(interaction.interaction_id, None)
+        self._record(
+            live.session_id,
+            turn_id,
+            "permission_answered",
+            {"interaction_id": interaction.interaction_id, "outcome": outcome, "option_id": chosen},
+        )
+        await self._offload(
+            turns.resolve_interaction, live.session_id, interaction.interaction_id, outcome, detail
+        )
+        del pending
+        return chosen
+
+    # --- what the tools call ---------------------------------------------------------------
+
+    async def prompt(self, call: CallInfo, session_id: str, text: str, *, wait: bool) -> str:
+        """Queue a prompt as the session's next turn and see that an agent takes it; returns
+        the turn id."""
+        sessions = self._sessions
+        _, turn = await self._offload(sessions.turns.enqueue, call, session_id, text, wait)
+        turn_id = turn.turn_id or ""
+        self._turn_done.setdefault(turn_id, asyncio.Event())
+        await self.ensure_running(call, session_id)
+        return turn_id
+
+    async def ensure_running(self, call: CallInfo, session_id: str) -> None:
+        """Wake the session's agent, binding one first when none runs here."""
+        live = self._live.get(session_id)
+        if live is not None and not live.closing:
+            live.wake.set()
+            return
+        record, ticket = await self._offload(self._sessions.binding.begin, call, session_id)
+        if ticket is not None:
+            await self._sessions.bind(call, ticket, record)
+
+    async def wait_turn(
+        self, call: CallInfo, session_id: str, turn_id: str, timeout: float
+    ) -> dict[str, Any]:
+        """The turn's record once it ended, or as it is when ``timeout`` passes."""
+        deadline = time.monotonic() + timeout
+        while True:
+            record = await self.turn(call, session_id, turn_id)
+            if record["status"] in TERMINAL:
+                return record
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return record
+            done = self._turn_done.setdefault(turn_id, asyncio.Event())
+            # the turn may run in another process (a daemon): look at the store now and then
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), timeout=min(remaining, 1.0))
+
+    async def turn(self, call: CallInfo, session_id: str, turn_id: str) -> dict[str, Any]:
+        sessions = self._sessions
+        with sessions.ledger.store.read() as reader:
+            sessions.ledger.load(reader, call, session_id, read_only=True)
+            found = reader.turn(session_id, turn_id)
+        if found is None:
+            raise ResourceNotFound(call.tool_id, "turn", turn_id)
+        record = turn_record(found)
+        live = self._live.get(session_id)
+        if live is not None and live.current is not None and live.current.turn.turn_id == turn_id:
+            now = timestamp(sessions.ledger.clock.now())
+            record = turn_record(live.current.outcome("running", "", now))
+            record.pop("stop_reason", None)
+            record.pop("ended_at", None)
+        return record
+
+    async def cancel(self, call: CallInfo, session_id: str) -> dict[str, Any]:
+        """Cancel the running turn (ACP ``session/cancel``) and every queued one."""
+        sessions = self._sessions
+        with sessions.ledger.store.read() as reader:
+            sessions.ledger.load(reader, call, session_id, read_only=True)
+        live = self._live.get(session_id)
+        running = None
+        if live is not None and live.current is not None:
+            running = live.current.turn.turn_id
+            for pending in live.pending.values():
+                if not pending.answer.done():
+                    pending.answer.set_result(None)
+            with contextlib.suppress(Exception):
+                await live.connection.cancel()
+        queued = await self._offload(sessions.turns.cancel_queued, session_id, "cancelled")
+        return {"session_id": session_id, "running_turn_id": running, "queued_cancelled": queued}
+
+    async def approve(
+        self, call: CallInfo, session_id: str, interaction_id: str, decision: str
+    ) -> Interaction:
+        """Answer a permission request with one of the options the agent offered."""
+        sessions = self._sessions
+        with sessions.ledger.store.read() as reader:
+            _, state = sessions.ledger.load(reader, call, session_id, read_only=True)
+        stored = next(
+            (i for i in state.pending_interactions if i.interaction_id == interaction_id), None
+        )
+        live = self._live.get(session_id)
+        pending = live.pending.get(interaction_id) if live is not None else None
+        if stored is None and pending is None:
+            raise ToolConflict(
+                call.tool_id,
+                f'session "{session_id}" has no pending interaction "{interaction_id}"',
+                reason=Reason.INTERACTION_NOT_FOUND,
+            )
+        interaction = pending.interaction if pending is not None else stored
+        assert interaction is not None
+        offered = interaction.choices or []
+        if decision not in offered:
+            raise ToolConflict(
+                call.tool_id,
+                f'decision "{decision}" is not one the agent offered '
+                f"(offered: {', '.join(offered)})",
+                reason=Reason.DECISION_NOT_OFFERED,
+            )
+        if pending is None or pending.answer.done():
+            # its agent is gone (another process ran it, or it ended): the question is moot
+            await self._offload(
+                sessions.turns.resolve_interaction,
+                session_id,
+                interaction_id,
+                "expired",
+                f"{interaction.title}: answered after its agent ended",
+            )
+            raise ToolConflict(
+                call.tool_id,
+                f'interaction "{interaction_id}" belongs to an agent that no longer runs; '
+                "nothing was answered",
+                reason=Reason.RUNTIME_NOT_READY,
+            )
+        pending.answer.set_result(decision)
+        return interaction
+
+    def history(
+        self, call: CallInfo, session_id: str, after_turn: int, limit: int
+    ) -> dict[str, Any]:
+        sessions = self._sessions
+        with sessions.ledger.store.read() as reader:
+            sessions.ledger.load(reader, call, session_id, read_only=True)
+            turns = reader.transcript(session_id, after_turn=after_turn, limit=limit + 1)
+        more = len(turns) > limit
+        turns = turns[:limit]
+        out: dict[str, Any] = {
+            "session_id": session_id,
+            "turns": [turn_record(turn) for turn in turns],
+        }
+        if more:
+            out["next_cursor"] = turns[-1].turn
+        return out
+
+    def events(self, call: CallInfo, session_id: str, after_seq: int, limit: int) -> dict[str, Any]:
+        sessions = self._sessions
+        with sessions.ledger.store.read() as reader:
+            sessions.ledger.load(reader, call, session_id, read_only=True)
+            rows = reader.session_events(session_id, after_seq=after_seq, limit=limit)
+        return {
+            "session_id": session_id,
+            "events": [event_record(row) for row in rows],
+            "next_cursor": rows[-1].seq if rows else after_seq,
+        }
+
+    async def follow(self, session_id: str) -> AsyncIterator[dict[str, Any]]:
+        """Events of a session as they happen (for streams); ends when the caller stops."""
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=1000)
+        self._listeners.setdefault(session_id, set()).add(queue)
+        try:
+            while True:
+                yield await queue.get()
+        finally:
+            self._listeners.get(session_id, set()).discard(queue)
+
+    # --- the event log ---------------------------------------------------------------------
+
+    def _record(
+        self, session_id: str, turn_id: str | None, kind: str, payload: dict[str, Any]
+    ) -> None:
+        now = timestamp(self._sessions.ledger.clock.now())
+        self._events.append(
+            SessionEventRow(0, session_id, turn_id, kind, now, jsonutil.dumps(payload).decode())
+        )
+        self._publish(session_id, {"kind": kind, "turn_id": turn_id, "at": now, **payload})
+
+    def _publish(self, session_id: str, event: dict[str, Any]) -> None:
+        for queue in self._listeners.get(session_id, ()):
+            with contextlib.suppress(asyncio.QueueFull):
+                queue.put_nowait(event)
+
+    async def _flush_events(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not self._events or (not force and now < self._flush_at):
+            return
+        batch, self._events = self._events, []
+        self._flush_at = now + EVENT_FLUSH_SECONDS
+        with contextlib.suppress(Exception):  # events of a deleted session have no home
+            await self._offload(self._sessions.turns.append_events, batch)
+
+
+def event_record(row: SessionEventRow) -> dict[str, Any]:
+    out: dict[str, Any] = {"seq": row.seq, "kind": row.kind, "at": row.at}
+    if row.turn_id is not None:
+        out["turn_id"] = row.turn_id
+    out["payload"] = jsonutil.loads(row.payload)
+    return out
+
+
+class _AgentListener:
+    def __init__(self, runtime: AgentRuntime, live: LiveAgent) -> None:
+        self._runtime = runtime
+        self._live = live
+
+    async def on_update(self, update: Any) -> None:
+        await self._runtime.on_update(self._live, update)
+
+    async def on_permission(self, options: list[dict[str, str]], tool_call: Any) -> str | None:
+        return await self._runtime.on_permission(self._live, options, tool_call)

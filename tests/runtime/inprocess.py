@@ -1,0 +1,113 @@
+"""Agents run inside the test's own process, over a socket pair: the unit tier drives the real
+runtime (ACP connection, turns, permissions, crashes) without starting a process.
+
+Every definition runs the shipped ``echo`` agent offering that definition's models and efforts,
+except the names in :data:`SPECIAL` (an agent that never answers ``initialize``, a command
+that cannot start).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import Mapping
+from typing import Any
+
+from acp import run_agent
+
+from compozy_mcp.agents.definitions import AgentDefinition
+from compozy_mcp.agents.echo import EchoAgent
+
+
+class SilentAgent(EchoAgent):
+    async def initialize(self, *args: Any, **kwargs: Any) -> Any:
+        await asyncio.Event().wait()
+
+
+class InProcessTransport:
+    def __init__(self, agent: object, stderr: str = "") -> None:
+        self._agent = agent
+        self._stderr = stderr
+        self._status: int | None = None
+        self._done = asyncio.Event()
+        self.terminated = False
+
+    async def open(self) -> None:
+        ours, theirs = socket.socketpair()
+        self.reader, self.writer = await asyncio.open_connection(sock=ours)
+        agent_reader, agent_writer = await asyncio.open_connection(sock=theirs)
+        self._agent_writer = agent_writer
+        self._task = asyncio.create_task(self._serve(agent_reader, agent_writer))
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            served: Any = self._agent  # an acp.Agent by structure
+            await run_agent(served, writer, reader)
+        except (asyncio.CancelledError, Exception):
+            pass
+        finally:
+            self._end(-15 if self._status is None else self._status)
+
+    def _end(self, status: int) -> None:
+        if self._status is None or not self._done.is_set():
+            self._status = status
+            with contextlib.suppress(Exception):
+                self._agent_writer.close()
+            self._done.set()
+
+    def crash(self) -> None:
+        """Die as a process would: the connection drops, the exit status is 3."""
+        self._stderr = "echo: crashed on request"
+        self._end(3)
+        self._task.cancel()
+
+    @property
+    def pid(self) -> int | None:
+        return None
+
+    def exited(self) -> int | None:
+        return self._status
+
+    async def wait(self) -> int:
+        await self._done.wait()
+        assert self._status is not None
+        return self._status
+
+    def stderr_tail(self) -> str:
+        return self._stderr
+
+    async def terminate(self, grace_seconds: float) -> None:
+        self.terminated = True
+        with contextlib.suppress(Exception):
+            self.writer.close()
+        if not self._task.done():
+            self._task.cancel()
+        with contextlib.suppress(BaseException):
+            await self._task
+
+
+class InProcessLauncher:
+    """What the unit tier launches agents with; ``launched`` keeps every transport."""
+
+    def __init__(self) -> None:
+        self.launched: list[InProcessTransport] = []
+
+    async def launch(
+        self, agent: AgentDefinition, cwd: str, env: Mapping[str, str]
+    ) -> InProcessTransport:
+        if agent.command == "/nonexistent/agent":
+            raise FileNotFoundError(2, "No such file or directory")
+        transport: InProcessTransport
+        if agent.name == "silent":
+            transport = InProcessTransport(SilentAgent(), stderr="silent: waiting forever")
+        else:
+            # the transport is made after the agent it carries, so crash looks it up late
+            crash = lambda: transport.crash()  # noqa: E731, PLW0108
+            transport = InProcessTransport(EchoAgent(agent.models, agent.reasoning_efforts, crash))
+        await transport.open()
+        self.launched.append(transport)
+        return transport
+
+    def running(self) -> list[InProcessTransport]:
+        return [t for t in self.launched if t.exited() is None]

@@ -1,0 +1,518 @@
+"""Sessions that run agents (issue 12), through the tools as every surface calls them, with the
+shipped echo agent run in this process (:mod:`tests.runtime.inprocess`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from tests.conftest import Caller
+from tests.runtime.inprocess import InProcessLauncher
+
+from compozy_mcp.assembly import App
+from compozy_mcp.errors import ModelNotFound, ToolConflict
+
+pytestmark = pytest.mark.anyio
+
+
+async def _echo_session(call: Caller, **fields: Any) -> str:
+    return str((await call.create(provider="echo", **fields))["id"])
+
+
+async def _prompt(call: Caller, sid: str, text: str, **extra: Any) -> dict[str, Any]:
+    args = {"session_id": sid, "prompt": text, "wait": True, "timeout_seconds": 30, **extra}
+    turn: dict[str, Any] = (await call.structured("compozy__session_prompt", args))["turn"]
+    return turn
+
+
+async def _pending(call: Caller, sid: str) -> dict[str, Any]:
+    for _ in range(300):
+        session = await call.session("compozy__session_status", {"session_id": sid})
+        if session["pending_interactions"]:
+            return session
+        await anyio.sleep(0.01)
+    raise AssertionError("no interaction became pending")
+
+
+# --- binding --------------------------------------------------------------------------------------
+
+
+async def test_runtime_set_starts_the_agent_and_records_what_it_announced(call: Caller) -> None:
+    sid = (await call.create())["id"]
+    record = await call.session(
+        "compozy__session_runtime_set",
+        {
+            "session_id": sid,
+            "provider": "echo",
+            "reasoning_effort": "high",
+            "selection_revision": 0,
+            "generation": 0,
+            "result_view": "full",
+        },
+    )
+    runtime = record["runtime"]
+    assert runtime["status"] == "ready"
+    assert runtime["generation"] == 1
+    assert runtime["transition"] == "initial_bind"
+    assert runtime["effective"] == {
+        "provider": "echo",
+        "model": "echo-1",
+        "reasoning_effort": "high",
+    }
+    assert runtime["acp_session_id"].startswith("echo-")
+    caps = runtime["acp_caps"]
+    assert caps["supports_load_session"] is True
+    assert caps["supported_modes"] == ["default", "plan"]
+    assert {o["id"] for o in caps["config_options"]} == {"model", "thought_level"}
+
+
+async def test_changing_only_the_effort_reconfigures_the_live_agent(
+    call: Caller, launcher: InProcessLauncher
+) -> None:
+    sid = await _echo_session(call)
+    await _prompt(call, sid, "hi")
+    before = await call.full(sid)
+    again = await call.session(
+        "compozy__session_runtime_set",
+        {
+            "session_id": sid,
+            "provider": "echo",
+            "reasoning_effort": "high",
+            "selection_revision": before["runtime"]["selection_revision"],
+            "generation": before["runtime"]["generation"],
+            "result_view": "full",
+        },
+    )
+    assert again["runtime"]["transition"] == "live_configuration"
+    assert again["runtime"]["generation"] == before["runtime"]["generation"]
+    assert len(launcher.launched) == 1
+
+
+async def test_a_command_that_cannot_start_fails_the_binding_with_a_clear_summary(
+    call: Caller, app: App
+) -> None:
+    home = app.settings.home
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "agents.yaml").write_text(
+        "agents:\n  broken:\n    command: /nonexistent/agent\n", encoding="utf-8"
+    )
+    sid = (await call.create(provider="broken"))["id"]
+    record = await call.session(
+        "compozy__session_runtime_set",
+        {"session_id": sid, "provider": "broken", "selection_revision": 1, "generation": 0},
+    )
+    assert record["runtime"]["status"] == "failed"
+    failure = record["runtime"]["failure"]
+    assert failure["kind"] == "agent_start_failed"
+    assert failure["summary"] == (
+        'agent "broken": cannot start "/nonexistent/agent": No such file or directory'
+    )
+    assert record["badge"] == "failed"
+
+
+async def test_an_agent_that_never_answers_initialize_times_out_with_its_stderr(
+    app: App, call: Caller, launcher: InProcessLauncher
+) -> None:
+    home = app.settings.home
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "agents.yaml").write_text("agents:\n  silent:\n    command: silent\n", encoding="utf-8")
+    object.__setattr__(app.runtime, "_settings", _with(app, agent_start_timeout_seconds=1))
+    sid = (await call.create(provider="silent"))["id"]
+    record = await call.session(
+        "compozy__session_continue", {"session_id": sid, "transcript_epoch": 0, "generation": 0}
+    )
+    failure = record["runtime"]["failure"]
+    assert failure["kind"] == "agent_start_timeout"
+    assert failure["summary"] == (
+        'agent "silent" did not answer initialize and new_session within 1 s; '
+        "stderr: silent: waiting forever"
+    )
+    assert launcher.running() == []  # the silent agent was ended
+
+
+def _with(app: App, **limits: int) -> Any:
+    from dataclasses import replace
+
+    return replace(app.settings, **limits)  # type: ignore[arg-type]
+
+
+async def test_unknown_agents_and_models_are_refused_naming_what_exists(call: Caller) -> None:
+    with pytest.raises(ModelNotFound, match=r'provider "nope" is not known \(known: claude, '):
+        await call.create(provider="nope")
+    with pytest.raises(ModelNotFound, match=r'has no model "gpt-1" \(models: echo-1\)'):
+        await call.create(provider="echo", model="gpt-1")
+
+
+# --- prompts and turns ----------------------------------------------------------------------------
+
+
+async def test_a_prompt_binds_the_agent_and_the_turn_is_persisted_with_its_updates(
+    call: Caller,
+) -> None:
+    sid = await _echo_session(call)
+    turn = await _prompt(call, sid, "hello world", result_view="full")
+    assert turn["status"] == "completed"
+    assert turn["stop_reason"] == "end_turn"
+    assert turn["final_message"] == "echo: hello world"
+    assert turn["chunks"] == ["echo: ", "hello world"]
+    assert turn["thoughts"] == ["The user said 2 words."]
+    assert turn["usage"] == {"input_tokens": 2, "output_tokens": 3, "total_tokens": 5}
+    assert turn["summary"] == {"text": "echo: hello world", "truncated": False}
+    session = await call.full(sid)
+    assert session["runtime"]["status"] == "ready"
+    assert [c["name"] for c in session["available_commands"]] == ["plan", "write", "slow"]
+
+
+async def test_history_compact_keeps_ids_stop_reasons_and_the_cut_final_message(
+    call: Caller,
+) -> None:
+    sid = await _echo_session(call)
+    await _prompt(call, sid, "x " * 400)
+    await _prompt(call, sid, "plan it")
+    compact = await call.structured("compozy__session_history", {"session_id": sid})
+    first, second = compact["turns"]
+    assert set(first) == {
+        "session_id",
+        "turn_id",
+        "turn",
+        "epoch",
+        "status",
+        "prompt",
+        "summary",
+        "created_at",
+        "stop_reason",
+        "started_at",
+        "ended_at",
+    }
+    assert first["summary"]["truncated"] is True
+    assert len(first["summary"]["text"]) == 500
+    full = await call.structured(
+        "compozy__session_history", {"session_id": sid, "result_view": "full"}
+    )
+    plan = full["turns"][1]["plan"]
+    assert [entry["status"] for entry in plan] == ["completed"] * 3
+    assert second["summary"]["text"] == "Plan done: 3 steps."
+    page = await call.structured("compozy__session_history", {"session_id": sid, "limit": 1})
+    assert page["next_cursor"] == 1
+    rest = await call.structured(
+        "compozy__session_history", {"session_id": sid, "limit": 1, "cursor": 1}
+    )
+    assert [t["turn"] for t in rest["turns"]] == [2]
+    assert "next_cursor" not in rest
+
+
+async def test_events_stream_every_update_and_compact_drops_the_payloads(call: Caller) -> None:
+    sid = await _echo_session(call)
+    await _prompt(call, sid, "hello")
+    compact = await call.structured("compozy__session_events", {"session_id": sid})
+    kinds = [e["kind"] for e in compact["events"]]
+    assert kinds[-5:] == [
+        "turn_started",
+        "agent_thought_chunk",
+        "agent_message_chunk",
+        "agent_message_chunk",
+        "turn_ended",
+    ]
+    assert all("payload" not in e for e in compact["events"])
+    full = await call.structured(
+        "compozy__session_events",
+        {"session_id": sid, "cursor": compact["events"][-2]["seq"], "result_view": "full"},
+    )
+    assert [e["payload"] for e in full["events"]] == [
+        {"status": "completed", "stop_reason": "end_turn"}
+    ]
+    assert full["next_cursor"] == compact["next_cursor"]
+
+
+async def test_a_prompt_without_a_selection_and_wait_is_refused_and_queues_nothing(
+    call: Caller,
+) -> None:
+    sid = (await call.create())["id"]
+    with pytest.raises(ToolConflict, match="has no runtime selection") as caught:
+        await _prompt(call, sid, "hi")
+    assert caught.value.reason == "runtime_unselected"
+    assert "queue" not in await call.full(sid)
+    queued = await call.structured(
+        "compozy__session_prompt", {"session_id": sid, "prompt": "later"}
+    )
+    assert queued["turn"]["status"] == "queued"
+
+
+async def test_a_slow_turn_is_cancelled_and_the_next_prompt_runs(call: Caller) -> None:
+    sid = await _echo_session(call)
+    started = await call.structured(
+        "compozy__session_prompt", {"session_id": sid, "prompt": "slow 20"}
+    )
+    turn_id = started["turn"]["turn_id"]
+    for _ in range(300):
+        if (await call.full(sid))["runtime"]["status"] == "running":
+            break
+        await anyio.sleep(0.01)
+    cancelled = await call.structured("compozy__session_prompt_cancel", {"session_id": sid})
+    assert cancelled["running_turn_id"] == turn_id
+    ended = await call.structured(
+        "compozy__session_wait", {"session_id": sid, "turn_id": turn_id, "timeout_seconds": 10}
+    )
+    assert (ended["turn"]["status"], ended["turn"]["stop_reason"]) == ("cancelled", "cancelled")
+    assert (await _prompt(call, sid, "after"))["summary"]["text"] == "echo: after"
+
+
+# --- permission requests --------------------------------------------------------------------------
+
+
+async def test_a_permission_request_waits_for_the_operator_and_the_answer_reaches_the_agent(
+    call: Caller,
+) -> None:
+    sid = await _echo_session(call)
+    async with anyio.create_task_group() as tasks:
+        results: list[dict[str, Any]] = []
+
+        async def prompt() -> None:
+            results.append(await _prompt(call, sid, "write it"))
+
+        tasks.start_soon(prompt)
+        waiting = await _pending(call, sid)
+        assert (waiting["badge"], waiting["board_column"]) == ("waiting-for-auth", "needs_you")
+        (item,) = waiting["pending_interactions"]
+        assert item["kind"] == "permission"
+        assert item["title"] == "Write notes.txt"
+        assert item["choices"] == ["allow-once", "allow-always", "reject-once", "reject-always"]
+        assert set(item) >= {
+            "session_id",
+            "interaction_id",
+            "kind",
+            "provider_request_id",
+            "title",
+            "status",
+            "created_at",
+        }
+        with pytest.raises(ToolConflict, match='decision "maybe" is not one the agent offered'):
+            await call(
+                "compozy__session_approve",
+                {"session_id": sid, "interaction_id": item["interaction_id"], "decision": "maybe"},
+            )
+        answer = await call.structured(
+            "compozy__session_approve",
+            {
+                "session_id": sid,
+                "interaction_id": item["interaction_id"],
+                "decision": "reject-once",
+            },
+        )
+        assert answer["decision"] == "reject-once"
+    assert results[0]["summary"]["text"] == "did not write notes.txt (reject-once)"
+    session = await call.full(sid)
+    assert session["pending_interactions"] == []
+    assert session["diagnostics"][-1]["code"] == "interaction.answered"
+
+
+async def test_an_unanswered_permission_request_is_rejected_after_the_timeout(
+    app: App, call: Caller
+) -> None:
+    object.__setattr__(app.runtime, "_settings", _with(app, permission_timeout_seconds=1))
+    sid = await _echo_session(call)
+    turn = await _prompt(call, sid, "write", result_view="full")
+    assert turn["final_message"] == "did not write notes.txt (reject-once)"
+    assert turn["tool_calls"][0]["status"] == "failed"
+    session = await call.full(sid)
+    assert session["pending_interactions"] == []
+    timed_out = session["diagnostics"][-1]
+    assert (timed_out["code"], timed_out["severity"]) == ("interaction.timed_out", "warning")
+    assert timed_out["message"] == "Write notes.txt: unanswered after 1 s; rejected"
+
+
+# --- crashes, stops and the processes -------------------------------------------------------------
+
+
+async def test_an_agent_crashing_mid_turn_fails_the_runtime_and_a_later_bind_works(
+    call: Caller, launcher: InProcessLauncher
+) -> None:
+    sid = await _echo_session(call)
+    await _prompt(call, sid, "first")
+    crashed = await _prompt(call, sid, "crash please", result_view="full")
+    assert (crashed["status"], crashed["stop_reason"]) == ("failed", "agent_crashed")
+    assert crashed["final_message"] == "about to crash"  # what streamed before is kept
+    session = await call.full(sid)
+    assert session["runtime"]["status"] == "failed"
+    assert session["runtime"]["failure"]["kind"] == "agent_crashed"
+    assert session["runtime"]["failure"]["summary"] == (
+        'agent "echo" exited with status 3 during a turn; stderr: echo: crashed on request'
+    )
+    assert session["stop_cause"] == "failure"
+    rebound = await call.session(
+        "compozy__session_runtime_set",
+        {
+            "session_id": sid,
+            "provider": "echo",
+            "selection_revision": session["runtime"]["selection_revision"],
+            "generation": session["runtime"]["generation"],
+        },
+    )
+    assert rebound["runtime"]["status"] == "ready"
+    assert "stop_cause" not in rebound
+    assert (await _prompt(call, sid, "again"))["status"] == "completed"
+    assert len(launcher.running()) == 1
+
+
+async def test_stop_and_runtime_clear_end_the_agent(
+    call: Caller, launcher: InProcessLauncher
+) -> None:
+    first = await _echo_session(call)
+    second = await _echo_session(call)
+    await _prompt(call, first, "a")
+    await _prompt(call, second, "b")
+    assert len(launcher.running()) == 2
+    await call("compozy__session_stop", {"session_id": first})
+    await call("compozy__session_runtime_clear", {"session_id": second})
+    assert launcher.running() == []
+    assert all(t.terminated for t in launcher.launched)
+
+
+async def test_shutdown_ends_every_agent_and_unbinds_their_sessions(
+    app: App, call: Caller, launcher: InProcessLauncher
+) -> None:
+    sid = await _echo_session(call)
+    await _prompt(call, sid, "a")
+    await app.shutdown()
+    assert launcher.running() == []
+    runtime = (await call.full(sid))["runtime"]
+    assert runtime["status"] == "unbound"
+    # the next prompt binds a new agent, which loads the ACP session the old one had
+    turn = await _prompt(call, sid, "b")
+    assert turn["status"] == "completed"
+    again = (await call.full(sid))["runtime"]
+    assert again["acp_session_id"] == runtime.get("acp_session_id", again["acp_session_id"])
+    assert again["generation"] == 2
+
+
+# --- transcripts and fences -----------------------------------------------------------------------
+
+
+async def test_clear_advances_the_epoch_and_the_new_context_starts_empty(
+    call: Caller, launcher: InProcessLauncher
+) -> None:
+    sid = await _echo_session(call)
+    await _prompt(call, sid, "remember me")
+    before = await call.full(sid)
+    cleared = await call.session(
+        "compozy__session_clear",
+        {
+            "session_id": sid,
+            "transcript_epoch": 0,
+            "generation": before["runtime"]["generation"],
+            "result_view": "full",
+        },
+    )
+    assert cleared["transcript_epoch"] == 1
+    assert cleared["runtime"]["generation"] == 2
+    assert cleared["runtime"]["acp_session_id"] != before["runtime"]["acp_session_id"]
+    turn = await _prompt(call, sid, "fresh")
+    assert turn["summary"]["text"] == "echo: fresh"  # no earlier turn in its context
+    history = await call.structured("compozy__session_history", {"session_id": sid})
+    assert [t["epoch"] for t in history["turns"]] == [0, 1]
+
+
+async def test_rewind_replaces_the_agent_whose_context_holds_the_kept_turns(call: Caller) -> None:
+    sid = await _echo_session(call)
+    await _prompt(call, sid, "one")
+    await _prompt(call, sid, "two")
+    before = await call.full(sid)
+    rewound = await call.session(
+        "compozy__session_rewind",
+        {
+            "session_id": sid,
+            "to_turn": 1,
+            "transcript_epoch": 0,
+            "generation": before["runtime"]["generation"],
+        },
+    )
+    assert rewound["transcript_epoch"] == 1
+    turn = await _prompt(call, sid, "three")
+    # the new ACP session is told the kept turn first (echo repeats what it was sent)
+    assert turn["summary"]["text"] == (
+        "echo: Conversation so far (kept by compozy):\nUser: one\nAgent: echo: onethree"
+    )
+    history = await call.structured("compozy__session_history", {"session_id": sid})
+    assert [t["prompt"]["text"] for t in history["turns"]] == ["one", "three"]
+
+
+async def test_fork_copies_the_turns_with_their_outcomes(call: Caller) -> None:
+    sid = await _echo_session(call)
+    await _prompt(call, sid, "one")
+    await _prompt(call, sid, "two")
+    fork = await call.session(
+        "compozy__session_fork", {"session_id": sid, "transcript_epoch": 0, "at_turn": 1}
+    )
+    history = await call.structured("compozy__session_history", {"session_id": fork["id"]})
+    (copied,) = history["turns"]
+    assert copied["summary"]["text"] == "echo: one"
+    source = await call.structured("compozy__session_history", {"session_id": sid})
+    assert copied["turn_id"] != source["turns"][0]["turn_id"]
+
+
+async def test_command_list_follows_the_agents_announcement(call: Caller) -> None:
+    sid = await _echo_session(call)
+    assert (await call.structured("compozy__command_list", {"session_id": sid}))["commands"] == []
+    await _prompt(call, sid, "hi")
+    listed = await call.structured("compozy__command_list", {"session_id": sid})
+    assert listed["commands"][2] == {
+        "name": "slow",
+        "description": "Stream slowly until cancelled",
+        "input": {"hint": "seconds"},
+    }
+
+
+# --- agents ---------------------------------------------------------------------------------------
+
+
+async def test_agent_list_shows_built_ins_and_file_agents_with_problems(
+    app: App, call: Caller, workspace: Path
+) -> None:
+    home = app.settings.home
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "agents.yaml").write_text(
+        "agents:\n"
+        "  reviewer:\n"
+        "    command: npx\n"
+        "    args: [-y, '@zed-industries/claude-code-acp']\n"
+        "    env: {ANTHROPIC_MODEL: claude-sonnet-5}\n"
+        "    provider: claude\n"
+        "    models: [claude-sonnet-5]\n"
+        "  bad:\n"
+        "    args: [x]\n",
+        encoding="utf-8",
+    )
+    compact = await call.structured("compozy__agent_list")
+    names = [a["name"] for a in compact["agents"]]
+    assert names == ["claude", "codex", "echo", "gemini", "reviewer"]
+    reviewer = compact["agents"][-1]
+    assert reviewer == {
+        "name": "reviewer",
+        "provider": "claude",
+        "description": "",
+        "models": ["claude-sonnet-5"],
+        "default_model": "claude-sonnet-5",
+        "reasoning_efforts": [],
+    }
+    assert compact["problems"] == [
+        {
+            "source": "$COMPOZY_HOME/agents.yaml",
+            "agent": "bad",
+            "message": 'field "command" is required',
+        }
+    ]
+    full = await call.structured("compozy__agent_list", {"result_view": "full"})
+    assert full["agents"][-1]["env_keys"] == ["ANTHROPIC_MODEL"]
+    assert full["agents"][-1]["command"] == ["npx", "-y", "@zed-industries/claude-code-acp"]
+    (workspace / ".compozy").mkdir()
+    (workspace / ".compozy" / "agents.yaml").write_text(
+        "agents:\n  local:\n    command: ./bin/agent\n", encoding="utf-8"
+    )
+    scoped = await call.structured(
+        "compozy__agent_list", {"workspace_id": "ws_default", "result_view": "full"}
+    )
+    local = next(a for a in scoped["agents"] if a["name"] == "local")
+    assert local["source"] == "workspace"
+    assert local["command"] == [str(workspace / "bin" / "agent")]
