@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,6 +18,14 @@ from compozy_mcp.assembly import App
 pytestmark = pytest.mark.anyio
 
 AGENT = "echo"
+
+
+@pytest.fixture(autouse=True)
+async def _agents_stop(app: App) -> AsyncIterator[None]:
+    """The agents a test started end with it (their connections closed, not left to the
+    garbage collector of a later test)."""
+    yield
+    await app.shutdown()
 
 
 def _node(run: dict[str, Any], node_id: str) -> dict[str, Any]:
