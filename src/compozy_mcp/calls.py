@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
+
+#: ``(progress, total, message)``: how a long call tells its caller how far it got
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+#: the caller's progress channel while a surface runs a call (an MCP request that may carry a
+#: progress token); ``None`` where the caller has none
+PROGRESS: ContextVar[Progress | None] = ContextVar("compozy_progress", default=None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -386,6 +386,8 @@ class InProcess:
                 )
             scope = CallScope(session_id=session) if session else CallScope()
             server = ProxyServer(app, scope=scope, page_size=page_size).server
+            # agents the client's calls started end with it, as they do when a proxy exits
+            stack.push_async_callback(app.shutdown)
             yield await stack.enter_async_context(Client(server, mode=mode, cache=None))
 
 

@@ -516,3 +516,18 @@ async def test_agent_list_shows_built_ins_and_file_agents_with_problems(
     local = next(a for a in scoped["agents"] if a["name"] == "local")
     assert local["source"] == "workspace"
     assert local["command"] == [str(workspace / "bin" / "agent")]
+
+
+async def test_a_waiting_prompt_whose_call_is_cancelled_cancels_the_turn(call: Caller) -> None:
+    sid = await _echo_session(call)
+    await _prompt(call, sid, "warm up")
+    with anyio.move_on_after(1.0):
+        await _prompt(call, sid, "slow 30")
+    history = await call.structured("compozy__session_history", {"session_id": sid})
+    last = history["turns"][-1]
+    for _ in range(300):
+        if last["status"] != "running":
+            break
+        await anyio.sleep(0.01)
+        last = (await call.structured("compozy__session_history", {"session_id": sid}))["turns"][-1]
+    assert (last["status"], last["stop_reason"]) == ("cancelled", "cancelled")

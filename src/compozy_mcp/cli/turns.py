@@ -72,10 +72,9 @@ class _Printer:
             )
         elif kind == "permission_answered":
             self._line(f"  answered: {payload.get('option_id') or payload.get('outcome')}")
-        elif kind == "turn_ended":
-            if self.mid_line:
-                print(flush=True)
-                self.mid_line = False
+        elif kind == "turn_ended" and self.mid_line:
+            print(flush=True)
+            self.mid_line = False
 
 
 async def _latest_cursor(host: HostClient, session_id: str) -> int:

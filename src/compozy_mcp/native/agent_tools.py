@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+
+from compozy_mcp.calls import PROGRESS, Progress
 from compozy_mcp.errors import ResourceNotFound, ToolBackendFailed
 from compozy_mcp.native.context import AgentAdmin, ToolCall
 from compozy_mcp.native.registry import Risk, ToolDefinition, count_preview
@@ -188,10 +191,50 @@ async def _prompt(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
     wait = bool(args.get("wait", False))
     session_id = args["session_id"]
     turn_id = await agents.prompt(call.info, session_id, args["prompt"], wait=wait)
-    if wait:
-        timeout = float(args.get("timeout_seconds", 600))
-        return {"turn": await agents.wait_turn(call.info, session_id, turn_id, timeout)}
-    return {"turn": await agents.turn(call.info, session_id, turn_id)}
+    if not wait:
+        return {"turn": await agents.turn(call.info, session_id, turn_id)}
+    timeout = float(args.get("timeout_seconds", 600))
+    reporter = PROGRESS.get()
+    reported = anyio.Event()
+    if reporter is None:
+        reported.set()
+    async with anyio.create_task_group() as tasks:
+        if reporter is not None:
+            tasks.start_soon(_report_turn, agents, session_id, turn_id, reporter, reported)
+        try:
+            record = await agents.wait_turn(call.info, session_id, turn_id, timeout)
+        except anyio.get_cancelled_exc_class():
+            # the caller gave up on the request (MCP cancellation): the turn stops too
+            with anyio.CancelScope(shield=True):
+                await agents.cancel(call.info, session_id)
+            raise
+        # the last updates (turn_ended) may still be on their way to the reporter
+        with anyio.move_on_after(1.0):
+            await reported.wait()
+        tasks.cancel_scope.cancel()
+    return {"turn": record}
+
+
+async def _report_turn(
+    agents: AgentAdmin,
+    session_id: str,
+    turn_id: str,
+    reporter: Progress,
+    reported: anyio.Event,
+) -> None:
+    """The turn as it streams, as progress: one step per update, the message text (or the
+    update's kind) as the progress message; ``reported`` is set after the turn's end."""
+    steps = 0
+    async for event in agents.follow(session_id):
+        if event.get("turn_id") != turn_id:
+            continue
+        steps += 1
+        content = event.get("content")
+        text = content.get("text") if isinstance(content, dict) else None
+        await reporter(float(steps), None, text or str(event["kind"]))
+        if event["kind"] == "turn_ended":
+            reported.set()
+            return
 
 
 async def _wait(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from mcp.types import (
 
 from compozy_mcp import __version__
 from compozy_mcp.assembly import App
-from compozy_mcp.calls import OPERATOR, CallScope, scope_of
+from compozy_mcp.calls import OPERATOR, PROGRESS, CallScope, scope_of
 from compozy_mcp.dispatch import ToolResult
 from compozy_mcp.errors import (
     CompozyError,
@@ -314,7 +314,16 @@ class ProxyServer:
             withheld = self.upstreams.withheld_server(name)
             if withheld is not None:
                 raise _not_allowed(name, withheld, scope)
-        result = await self.app.dispatcher.call(name, arguments or {}, scope=scope)
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            await ctx.session.report_progress(progress, total, message)
+
+        # the SDK sends progress only when the request carried a progress token
+        reporting = PROGRESS.set(report)
+        try:
+            result = await self.app.dispatcher.call(name, arguments or {}, scope=scope)
+        finally:
+            PROGRESS.reset(reporting)
         return call_result(result)
 
     async def _forward(

@@ -196,6 +196,13 @@ class AgentRuntime:
                 self._handshake(live, ticket, effective), timeout=timeout
             )
         except BaseException as exc:
+            if isinstance(exc, Exception) and not isinstance(exc, TimeoutError):
+                # a closed connection is usually the process ending: let it say how
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(transport.wait()), timeout=1.0)
+                status = transport.exited()
+                if status is not None:
+                    exc = ConnectionError(f"exited with status {status}")
             await self._end_process(live)
             if isinstance(exc, asyncio.CancelledError):
                 raise
