@@ -3,6 +3,7 @@ every value, so that each lint item can point at its source."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,15 +68,57 @@ def _mark(node: yaml.Node) -> Mark:
     return Mark(start.line + 1, start.column + 1, quoted, block)
 
 
-def _walk(node: yaml.Node, path: Path, marks: dict[Path, Mark]) -> None:
+_STR, _NULL, _BOOL, _INT = (f"tag:yaml.org,2002:{t}" for t in ("str", "null", "bool", "int"))
+_BOOLS = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}
+_DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]*)")
+#: deeper than this is not a Loop (and an alias that contains itself would never end)
+MAX_DEPTH = 100
+
+
+def _build(node: yaml.Node, path: Path, marks: dict[Path, Mark], loader: Any) -> Any:
+    """The value of ``node``, recording the mark of every value on the way: one pass over the
+    composed nodes, the common scalars converted here (PyYAML's constructor, the slow part of a
+    load, does the rest: the same values as a plain ``safe_load``)."""
+    if len(path) > MAX_DEPTH:
+        raise SourceError(f"the document is nested more than {MAX_DEPTH} levels deep", None, None)
+    marks[path] = _mark(node)
+    if isinstance(node, yaml.ScalarNode):
+        tag, text = node.tag, node.value
+        if tag == _STR:
+            return text
+        if tag == _NULL:
+            return None
+        if tag == _BOOL and text.lower() in _BOOLS:
+            return _BOOLS[text.lower()]
+        if tag == _INT and _DECIMAL.fullmatch(text):
+            return int(text)
+        return loader.construct_object(node, deep=True)
+    if isinstance(node, yaml.SequenceNode):
+        return [
+            _build(item, (*path, index), marks, loader) for index, item in enumerate(node.value)
+        ]
+    if isinstance(node, yaml.MappingNode):
+        if any(key.tag == "tag:yaml.org,2002:merge" for key, _ in node.value):
+            value = loader.construct_object(node, deep=True)
+            _marks_only(node, path, marks)
+            return value
+        out: dict[Any, Any] = {}
+        for key, item in node.value:
+            name = key.value if key.tag == _STR else loader.construct_object(key, deep=True)
+            out[name] = _build(item, (*path, str(key.value)), marks, loader)
+        return out
+    return loader.construct_object(node, deep=True)
+
+
+def _marks_only(node: yaml.Node, path: Path, marks: dict[Path, Mark]) -> None:
     marks[path] = _mark(node)
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             if isinstance(key, yaml.ScalarNode):
-                _walk(value, (*path, str(key.value)), marks)
+                _marks_only(value, (*path, str(key.value)), marks)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _walk(item, (*path, index), marks)
+            _marks_only(item, (*path, index), marks)
 
 
 #: libyaml's loader when PyYAML was built with it (ten times faster on a large Loop), with the
@@ -90,7 +133,8 @@ def load(text: str) -> Source:
         node = loader.get_single_node()
         if node is None:
             raise SourceError("the document is empty", 1, 1)
-        data = loader.construct_document(node)
+        marks: dict[Path, Mark] = {}
+        data = _build(node, (), marks, loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         problem = exc.problem or "invalid YAML"
@@ -101,10 +145,10 @@ def load(text: str) -> Source:
         ) from None
     except yaml.YAMLError as exc:
         raise SourceError(f"the document is not valid YAML: {exc}", None, None) from None
+    except (TypeError, RecursionError) as exc:  # an unhashable key, an alias in itself
+        raise SourceError(f"the document is not a Loop definition: {exc}", None, None) from None
     finally:
         loader.dispose()
-    marks: dict[Path, Mark] = {}
-    _walk(node, (), marks)
     return Source(data, marks)
 
 
