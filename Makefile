@@ -64,6 +64,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.call_overhead
 	$(BIN)/python -m benchmarks.hook_overhead
 	$(BIN)/python -m benchmarks.prompt_roundtrip
+	$(BIN)/python -m benchmarks.loop_lint
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis .bench

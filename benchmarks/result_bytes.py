@@ -308,6 +308,69 @@ async def hooks(rec: Recorder, rng: random.Random, k: int) -> None:
         await rec.measured("compozy__hooks_runs", {"hook_id": hook["id"], "limit": 20})
 
 
+LOOP = """\
+name: tools review
+graph:
+  nodes:
+    - id: inspect
+      class: action
+      kind: compozy__session_status
+      params:
+        session_id: "{{ .inputs.session_id }}"
+        result_view: full
+    - id: tools
+      class: action
+      kind: transform
+      params:
+        output:
+          allowed: "{{ .nodes.inspect.output.session.lineage.permission_policy.tools }}"
+          state: "{{ .nodes.inspect.output.session.state }}"
+    - id: review
+      class: control
+      kind: gate
+      params:
+        title: Tools review
+        criteria:
+          - id: tools_ok
+            prompt: Are these the tools the agent should have?
+          - id: state_ok
+            prompt: Is the session in the state you expect?
+  edges:
+    - from: inspect
+      to: tools
+    - from: tools
+      to: review
+"""
+
+
+async def loops(rec: Recorder, rng: random.Random, k: int) -> None:
+    """The Loop tools: a three-node Loop (session_status full, a transform, a gate) stored in
+    versions, run on sessions of the world, answered and cancelled."""
+    for index in range(k):
+        loop_id = f"review-{index % 2}"
+        await rec.measured("compozy__loop_create", {"definition": LOOP, "loop_id": loop_id})
+        await rec.measured("compozy__loop_inspect", {"loop_id": loop_id})
+    await rec.measured("compozy__loop_list", {})
+    run_ids = []
+    for _ in range(k * 2):
+        sid = rng.choice(rec.world.sessions)
+        started = await rec.measured(
+            "compozy__loop_run",
+            {"loop_id": "review-0", "inputs": {"session_id": sid}, "wait": True},
+        )
+        assert started["run"]["status"] == "waiting", started["run"].get("error")
+        run_ids.append(started["run"]["run_id"])
+    for run_id in run_ids:
+        await rec.measured("compozy__loop_status", {"run_id": run_id})
+    await rec.measured("compozy__loop_runs", {"limit": 50})
+    for run_id in run_ids[:k]:
+        await rec.measured(
+            "compozy__loop_approve", {"run_id": run_id, "decision": "approve", "wait": True}
+        )
+    for run_id in run_ids[k:]:
+        await rec.measured("compozy__loop_cancel", {"run_id": run_id})
+
+
 #: the script, in order: reads first (on the world as built), then each kind of change
 SCRIPT: tuple[Step, ...] = (
     reads,
@@ -321,6 +384,7 @@ SCRIPT: tuple[Step, ...] = (
     creates,
     clears,
     stops,
+    loops,  # before hooks: the hooks step leaves hooks on session_status calls
     hooks,
 )
 

@@ -48,6 +48,9 @@ SAMPLES: dict[type[CompozyError], Callable[[], CompozyError]] = {
     errors.ToolInvalidInput: lambda: errors.ToolInvalidInput(T, "x"),
     errors.ResultViewInvalid: lambda: errors.ResultViewInvalid(T),
     errors.ResultViewNotAccepted: lambda: errors.ResultViewNotAccepted(T),
+    errors.LoopInvalid: lambda: errors.LoopInvalid(
+        T, [{"severity": "error", "code": "cycle", "message": "x"}]
+    ),
     errors.ToolDenied: lambda: errors.ToolDenied(T, "x"),
     errors.ResultViewPinned: lambda: errors.ResultViewPinned(T, "full"),
     errors.HookDenied: lambda: errors.HookDenied(T, "guard", "frozen"),
@@ -56,6 +59,9 @@ SAMPLES: dict[type[CompozyError], Callable[[], CompozyError]] = {
     errors.SessionEnded: lambda: errors.SessionEnded(T, "s", "stopped", "2026-11-10T14:02:11Z"),
     errors.ToolConflict: lambda: errors.ToolConflict(T, "x"),
     errors.StaleFence: lambda: errors.StaleFence(T, "s", "generation", 1, 2),
+    errors.ActionContractStale: lambda: errors.ActionContractStale(
+        "n", T, {"view": "full"}, "gone"
+    ),
     errors.ResourceNotFound: lambda: errors.ResourceNotFound(T, "session", "s"),
     errors.ModelNotFound: lambda: errors.ModelNotFound(T, "x"),
     errors.ReasoningEffortUnsupported: lambda: errors.ReasoningEffortUnsupported(T, "x"),

@@ -21,6 +21,11 @@ NOT_FLAT = {
     "compozy__hooks_update",
     "compozy__hooks_test",
     "compozy__tool_approvals_set",
+    # a Loop document (text or object) and gate answers (a list of objects)
+    "compozy__loop_validate",
+    "compozy__loop_create",
+    "compozy__loop_run",
+    "compozy__loop_approve",
 }
 TOOLS = [tool for tool in REGISTRY if tool.id not in NOT_FLAT]
 SCALARS = st.one_of(

@@ -20,6 +20,7 @@ from compozy_mcp.hooks.admin import HookAdminService
 from compozy_mcp.hooks.registry import HookRegistry
 from compozy_mcp.hooks.runlog import RunLog
 from compozy_mcp.info.catalog import ToolCatalog
+from compozy_mcp.loops.service import LoopService
 from compozy_mcp.native import ToolDefinition, build_registry
 from compozy_mcp.native.context import Services
 from compozy_mcp.runtime.answers import PermissionAnswerer
@@ -46,8 +47,10 @@ class App:
     runtime: AgentRuntime | None
 
     async def shutdown(self) -> None:
-        """Before the process ends: its agents stop (their sessions are unbound), async hooks
+        """Before the process ends: the Loop runs it drives stop where they are (saved, for
+        the next daemon to recover), its agents stop (their sessions are unbound), async hooks
         and run records finish."""
+        await self.loops.shutdown()
         if self.runtime is not None:
             await self.runtime.shutdown()
         await self.hooks.drain()
@@ -55,6 +58,12 @@ class App:
     @property
     def sessions(self) -> Sessions:
         return self.services.sessions
+
+    @property
+    def loops(self) -> LoopService:
+        loops = self.services.loops
+        assert isinstance(loops, LoopService)
+        return loops
 
     def close(self) -> None:
         self.store.close()
@@ -104,6 +113,7 @@ def open_app(
         )
         for hook in hooks:
             engine.registry.add_code_hook(hook)
+        loops = LoopService(store, registry, sessions, clock, offload)
         services = Services(
             settings=settings,
             sessions=sessions,
@@ -114,11 +124,13 @@ def open_app(
             catalog=catalog,
             hooks=HookAdminService(engine, registry, store, sessions, clock, offload),
             approvals=approvals,
+            loops=loops,
             agents=runtime,
         )
         if runtime is not None:  # its agents' permission requests are answered there
             approvals.answerers.register(PermissionAnswerer(runtime))
         dispatcher = Dispatcher(registry, services, hooks=engine, approvals=approvals)
+        loops.attach(dispatcher)
         upkeep = Upkeep(store, sessions, services.artifacts, sweeps=(approvals.sweep,))
     except BaseException:
         store.close()

@@ -196,6 +196,9 @@ def daemon_app(
                 if stale:
                     log.info("unbound %d session(s) whose agents ended with a daemon", len(stale))
                 tasks.start_soon(_upkeep_every, app, settings.upkeep_seconds)
+                recovered = await app.loops.recover()
+                if any(recovered.values()):
+                    log.info("loop runs after restart: %s", recovered)
                 try:
                     yield
                 finally:

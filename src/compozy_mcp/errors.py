@@ -13,7 +13,8 @@ invent errors; each maps these in one place: ``api/responses.py`` (HTTP status a
     │   ├── ToolNotFound                tool_not_found / tool_unknown
     │   ├── ToolInvalidInput            tool_invalid_input (or invalid_request) / schema_invalid
     │   │   ├── ResultViewInvalid       the selector value is not "compact" or "full"
-    │   │   └── ResultViewNotAccepted   the selector was sent to a single-result tool
+    │   │   ├── ResultViewNotAccepted   the selector was sent to a single-result tool
+    │   │   └── LoopInvalid             a Loop definition failed lint (details.items)
     │   ├── ToolDenied                  tool_denied / permission_denied, scope_mismatch, ...
     │   │   ├── ResultViewPinned        a hook changed the view a Loop node pinned
     │   │   ├── HookDenied              a tool.pre_call hook refused the call (exit 2, deny)
@@ -22,7 +23,8 @@ invent errors; each maps these in one place: ``api/responses.py`` (HTTP status a
     │   │   └── SessionEnded            the calling session is stopped, archived or expired
     │   ├── ToolApprovalRequired        tool_approval_required / approval_required, approval_token_*
     │   ├── ToolConflict                tool_conflict / session_stopped, ttl_expired, ...
-    │   │   └── StaleFence              a fence the caller sent is not the record's
+    │   │   ├── StaleFence              a fence the caller sent is not the record's
+    │   │   └── ActionContractStale     a Loop node's pinned contract is not the live one (loops)
     │   ├── ResourceNotFound            not_found / session_not_found, skill_not_found, ...
     │   ├── ModelNotFound               model_not_found / provider_unknown, model_unknown
     │   ├── ReasoningEffortUnsupported  reasoning_effort_unsupported
@@ -293,6 +295,46 @@ class StaleFence(ToolConflict):
             reason=Reason.STALE_FENCE,
             details={"fence": fence, "sent": sent, "current": current, "session_id": session_id},
         )
+
+
+class LoopInvalid(ToolInvalidInput):
+    """A Loop definition failed lint: it is neither stored nor started. ``details.items``
+    holds every lint item; the message lists the errors as the CLI prints them."""
+
+    default_reason = Reason.LOOP_INVALID
+
+    def __init__(self, tool_id: str, items: list[dict[str, Any]]) -> None:
+        errors = [item for item in items if item["severity"] == "error"]
+        listed = "\n".join(f"error: {item['code']}\n{item['message']}" for item in errors)
+        super().__init__(
+            tool_id,
+            f"the Loop definition has {len(errors)} lint error"
+            f"{'' if len(errors) == 1 else 's'}; it was not started:\n{listed}",
+        )
+        self.details = {"items": items}
+
+
+class ActionContractStale(ToolConflict):
+    """A tool node's pinned contract no longer matches the live descriptor."""
+
+    default_reason = Reason.ACTION_CONTRACT_STALE
+
+    def __init__(self, node_id: str, tool_id: str, pinned: Mapping[str, Any], live: str) -> None:
+        view = pinned.get("view")
+        which = f"the {view} contract" if view else "the contract"
+        super().__init__(
+            tool_id,
+            f'node "{node_id}" pinned {which} of {tool_id} (input {_short(pinned)}), which no '
+            f"longer matches the live descriptor ({live}); start a new run to use the current "
+            "contract",
+            details={"node_id": node_id, "pinned": dict(pinned)},
+        )
+
+
+def _short(pinned: Mapping[str, Any]) -> str:
+    inp = str(pinned.get("input_schema_digest", ""))[:12]
+    out = str(pinned.get("output_schema_digest", ""))[:12]
+    return f"{inp}…, output {out}…"
 
 
 class ResourceNotFound(ToolError):

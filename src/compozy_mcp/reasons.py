@@ -130,6 +130,19 @@ class Reason(StrEnum):
     APPROVAL_SELF = "approval_self"
     INTERACTION_KIND_UNSUPPORTED = "interaction_kind_unsupported"
     GRANT_NOT_FOUND = "grant_not_found"
+    # --- loops ------------------------------------------------------------------------------
+    LOOP_INVALID = "loop_invalid"
+    LOOP_NOT_FOUND = "loop_not_found"
+    LOOP_RUN_NOT_FOUND = "loop_run_not_found"
+    LOOP_RUN_NOT_WAITING = "loop_run_not_waiting"
+    LOOP_RUN_ENDED = "loop_run_ended"
+    LOOP_INPUT_INVALID = "loop_input_invalid"
+    ACTION_CONTRACT_STALE = "action_contract_stale"
+    GATE_REJECTED = "gate_rejected"
+    TURN_NOT_COMPLETED = "turn_not_completed"
+    RUN_INTERRUPTED = "run_interrupted"
+    RUN_CANCELLED = "run_cancelled"
+    REFERENCE_RENDER_FAILED = "reference_render_failed"
 
 
 #: the reason a lookup of ``kind`` ("session", "skill", ...) that found nothing reports
@@ -143,4 +156,6 @@ NOT_FOUND_BY_KIND: dict[str, Reason] = {
     "hook": Reason.HOOK_NOT_FOUND,
     "interaction": Reason.INTERACTION_NOT_FOUND,
     "approval grant": Reason.GRANT_NOT_FOUND,
+    "loop": Reason.LOOP_NOT_FOUND,
+    "loop run": Reason.LOOP_RUN_NOT_FOUND,
 }

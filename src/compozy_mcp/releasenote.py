@@ -29,6 +29,27 @@ PATHS = (
 )
 
 
+LOOPS_TITLE = "Loops"
+LOOPS = (
+    "- A tool node selects its view in `params`: `result_view: compact` (the default) or "
+    "`result_view: full`, a literal (a reference there fails lint with "
+    "`result_view_not_literal`).",
+    "- Loop validation (`compozy loop validate|create|run`, the loop tools, and before every "
+    "start) proves each reference and each `produces` against the view its node selects: a "
+    "field only the full view has fails with `result_view_field_requires_full` and names the "
+    "fix; a field neither view has keeps `unresolvable_path`; a path into an open part of the "
+    "full schema is a warning that it cannot be proven. To keep a node reading the complete "
+    "record, add `result_view: full` to its params.",
+    "- A run pins, per tool node, the contract of the view it selected, and calls the tool with "
+    "that view pinned: a `tool.pre_call` hook that changes it fails the node with "
+    "`tool_denied` / `result_view_pinned`. A pinned contract that is no longer the live one "
+    "fails the node with `action_contract_stale`.",
+    "- Runs started and Loop snapshots taken before views keep the contract they pinned and "
+    "their nodes return the full record: they are translated to `full` on load for one "
+    "release (#1462).",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class ToolChange:
     """One tool whose default result changed."""
@@ -87,6 +108,7 @@ def markdown(found: list[ToolChange]) -> str:
     for group in grouped:
         lines += ["", f"#### {_names(group.tool_ids)}", ""]
         lines += [_field_line(field) for field in group.moved]
+    lines += ["", f"### {LOOPS_TITLE}", "", *LOOPS]
     return "\n".join(lines) + "\n"
 
 
@@ -100,6 +122,7 @@ def text(found: list[ToolChange]) -> str:
             note = f"  ({field.condition})" if field.condition else ""
             lines.append(f"    {field.path}{note}")
         lines.append("")
+    lines += [f"{LOOPS_TITLE}:", *(f"  {line[2:]}" for line in LOOPS)]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -108,4 +131,5 @@ def payload(found: list[ToolChange]) -> dict[str, Any]:
         "title": TITLE,
         "groups": [group.payload() for group in groups(found)],
         "tools": [change.payload() for change in found],
+        "loops": [line[2:] for line in LOOPS],
     }

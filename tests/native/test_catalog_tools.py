@@ -38,6 +38,14 @@ TOOLS_WITH_VIEWS = {
     "compozy__session_events",
     "compozy__session_clear",
     "compozy__tool_approvals_list",
+    "compozy__loop_create",
+    "compozy__loop_inspect",
+    "compozy__loop_list",
+    "compozy__loop_run",
+    "compozy__loop_status",
+    "compozy__loop_runs",
+    "compozy__loop_cancel",
+    "compozy__loop_approve",
 }
 SINGLE_RESULT = {
     "compozy__session_delete",
@@ -58,6 +66,7 @@ SINGLE_RESULT = {
     "compozy__command_list",
     "compozy__tool_approvals_set",
     "compozy__tool_approvals_revoke",
+    "compozy__loop_validate",
 }
 
 

@@ -75,7 +75,6 @@ def test_closed_sets_are_enums() -> None:
     closed = {
         ("compozy__session_list", "state"),
         ("compozy__session_create", "type"),
-        ("compozy__session_create", "provider"),
         ("compozy__tool_list", "risk"),
         ("compozy__hooks_list", "event"),
         ("compozy__hooks_list", "source"),
@@ -88,3 +87,13 @@ def test_closed_sets_are_enums() -> None:
         prop = by_id[tool_id].input_schema["properties"][name]
         assert prop.get("enum"), (tool_id, name)
     assert enum("a", "b")["enum"] == ["a", "b"]
+
+
+def test_providers_and_models_are_listed_by_a_tool() -> None:
+    """Providers are agent definitions, which agents.yaml may add to: not a closed set. The
+    schema names the tool that lists them with their models and efforts."""
+    by_id = {tool.id: tool for tool in REGISTRY}
+    for tool_id in ("compozy__session_create", "compozy__session_runtime_set"):
+        properties = by_id[tool_id].input_schema["properties"]
+        assert "compozy__agent_list" in properties["provider"]["description"]
+    assert "compozy__agent_list" in by_id

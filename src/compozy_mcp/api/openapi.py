@@ -29,6 +29,7 @@ from compozy_mcp.native.agent_tools import (
 )
 from compozy_mcp.native.approval_tools import approval_tools
 from compozy_mcp.native.contract_tools import DESCRIPTOR_SCHEMA
+from compozy_mcp.native.loop_schema import LINT_ITEM, LOOP_RECORD, RUN_RECORD
 from compozy_mcp.native.session_tools import DELETED
 from compozy_mcp.schemas import COUNT, OPEN_OBJECT, STRING, array, obj
 from compozy_mcp.sessions.record_schema import SESSION_RECORD
@@ -132,6 +133,38 @@ def schemas() -> dict[str, Schema]:
         ),
         "ApproveRequest": _tool_body("compozy__session_approve"),
         "ApproveResponse": ANSWER,
+        **_loop_schemas(),
+    }
+
+
+def _loop_input(verb: str, *without: str) -> Schema:
+    """A loop tool's input as a request body: what the path carries, and the view (routes
+    answer full records), left out."""
+    schema = stated(dict(build_registry().get(f"compozy__loop_{verb}").input_schema))
+    dropped = {"result_view", *without}
+    properties = {k: v for k, v in schema["properties"].items() if k not in dropped}
+    required = [name for name in schema.get("required", ()) if name not in dropped]
+    body: Schema = {**schema, "properties": properties}
+    if required:
+        body["required"] = required
+    else:
+        body.pop("required", None)
+    return body
+
+
+def _loop_schemas() -> dict[str, Schema]:
+    return {
+        "LoopValidateRequest": _loop_input("validate"),
+        "LoopValidation": obj({"valid": {"type": "boolean"}, "items": array(LINT_ITEM)}),
+        "LoopCreateRequest": _loop_input("create"),
+        "LoopRecord": LOOP_RECORD,
+        "LoopResponse": obj({"loop": ref("LoopRecord")}),
+        "LoopList": obj({"loops": array(ref("LoopRecord"))}),
+        "LoopRunRequest": _loop_input("run", "loop_id", "definition"),
+        "LoopRunRecord": RUN_RECORD,
+        "LoopRunResponse": obj({"run": ref("LoopRunRecord")}),
+        "LoopRunPage": obj({"runs": array(ref("LoopRunRecord"))}, {"next_cursor": STRING}),
+        "LoopApproveRequest": _loop_input("approve", "run_id"),
     }
 
 
@@ -509,12 +542,105 @@ def _paths() -> dict[str, Any]:
                 "responses": _responses(201, "ProfileResponse", 400, 409, 413),
             },
         },
+        **_loop_paths(),
         "/api/mcp/servers": {
             "get": {
                 "operationId": "listMcpServers",
                 "summary": "The upstream MCP servers the daemon connects: each one's state, tool "
                 "count, restarts and last error.",
                 "responses": _responses(200, "McpServerList"),
+            }
+        },
+    }
+
+
+LOOP_ID = _path("loop_id", "A stored Loop's id.")
+RUN_ID = _path("run_id", "A Loop run's id.")
+
+
+def _loop_paths() -> dict[str, Any]:
+    """The ``compozy__loop_*`` tools as resources: each operation is the tool's call, as the
+    operator, answering the full record."""
+    runs = stated(dict(build_registry().get("compozy__loop_runs").input_schema))["properties"]
+    run_ops = (404, 409)
+    return {
+        "/api/loops/validate": {
+            "post": {
+                "operationId": "validateLoop",
+                "summary": "Lint a Loop definition (compozy__loop_validate): every item, with "
+                "line and column when the definition is text.",
+                "requestBody": _json_body("LoopValidateRequest"),
+                "responses": _responses(200, "LoopValidation", 400, 413),
+            }
+        },
+        "/api/loops": {
+            "get": {
+                "operationId": "listLoops",
+                "summary": "Stored Loops, the latest version of each.",
+                "responses": _responses(200, "LoopList"),
+            },
+            "post": {
+                "operationId": "createLoop",
+                "summary": "Lint and store a Loop definition (a new version with a stored "
+                "loop_id); lint errors answer 400 loop_invalid with every item in details.",
+                "requestBody": _json_body("LoopCreateRequest"),
+                "responses": _responses(201, "LoopResponse", 400, 413),
+            },
+        },
+        "/api/loops/{loop_id}": {
+            "get": {
+                "operationId": "loopInfo",
+                "summary": "One stored Loop version (default: the latest).",
+                "parameters": [
+                    LOOP_ID,
+                    _query("version", {"type": "integer", "minimum": 1}, "The version."),
+                ],
+                "responses": _responses(200, "LoopResponse", 400, 404),
+            }
+        },
+        "/api/loops/{loop_id}/runs": {
+            "post": {
+                "operationId": "startLoopRun",
+                "summary": "Start a run of a stored Loop (linted again before it starts).",
+                "parameters": [LOOP_ID],
+                "requestBody": _json_body("LoopRunRequest"),
+                "responses": _responses(201, "LoopRunResponse", 400, 403, 404, 413),
+            }
+        },
+        "/api/loop-runs": {
+            "get": {
+                "operationId": "listLoopRuns",
+                "summary": "Loop runs, newest first; follow next_cursor.",
+                "parameters": [
+                    _query(name, runs[name], f"compozy__loop_runs input {name!r}.")
+                    for name in ("loop_id", "status", "limit", "cursor")
+                ],
+                "responses": _responses(200, "LoopRunPage", 400),
+            }
+        },
+        "/api/loop-runs/{run_id}": {
+            "get": {
+                "operationId": "loopRunStatus",
+                "summary": "One run: its status, each node's, outputs and pinned contracts.",
+                "parameters": [RUN_ID],
+                "responses": _responses(200, "LoopRunResponse", 404),
+            }
+        },
+        "/api/loop-runs/{run_id}/cancel": {
+            "post": {
+                "operationId": "cancelLoopRun",
+                "summary": "Cancel a run that has not ended; no request body.",
+                "parameters": [RUN_ID],
+                "responses": _responses(200, "LoopRunResponse", *run_ops),
+            }
+        },
+        "/api/loop-runs/{run_id}/approve": {
+            "post": {
+                "operationId": "approveLoopRun",
+                "summary": "Answer the gate the run waits at (approve or reject).",
+                "parameters": [RUN_ID],
+                "requestBody": _json_body("LoopApproveRequest"),
+                "responses": _responses(200, "LoopRunResponse", 400, *run_ops, 413),
             }
         },
     }

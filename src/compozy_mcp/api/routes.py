@@ -63,6 +63,12 @@ register_url_convertor("compozy_session_id", _id_convertor(*SESSION_ACTIONS))
 #: the body fields of ``POST /sessions/{id}/prompt`` and ``/approve``
 PROMPT_FIELDS = ("prompt", "wait", "timeout_seconds")
 APPROVE_FIELDS = ("interaction_id", "decision")
+register_url_convertor("compozy_loop_id", _id_convertor("runs"))
+register_url_convertor("compozy_run_id", _id_convertor("cancel", "approve"))
+#: ``GET /api/loop-runs`` query parameters: the ``compozy__loop_runs`` inputs
+LOOP_RUN_FILTERS = ("loop_id", "status", "cursor")
+LOOP_RUNS = "compozy__loop_runs"
+LOOP_INSPECT = "compozy__loop_inspect"
 
 
 def json_response(payload: dict[str, Any], status: int = 200) -> Response:
@@ -304,6 +310,43 @@ class Routes:
     async def list_mcp_servers(self, request: Request) -> tuple[int, dict[str, Any]]:
         return 200, await self.host.list_mcp_servers()
 
+    async def validate_loop(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.validate_loop(await _object_body(request))
+
+    async def list_loops(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.list_loops()
+
+    async def create_loop(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 201, await self.host.create_loop(await _object_body(request))
+
+    async def loop_info(self, request: Request) -> tuple[int, dict[str, Any]]:
+        query = request.query_params
+        version = (
+            _integer(LOOP_INSPECT, "version", query["version"]) if "version" in query else None
+        )
+        return 200, await self.host.loop_info(request.path_params["loop_id"], version)
+
+    async def start_loop_run(self, request: Request) -> tuple[int, dict[str, Any]]:
+        body = await _object_body(request)
+        return 201, await self.host.start_loop_run(request.path_params["loop_id"], body)
+
+    async def list_loop_runs(self, request: Request) -> tuple[int, dict[str, Any]]:
+        query = request.query_params
+        filters: dict[str, Any] = {n: query[n] for n in LOOP_RUN_FILTERS if n in query}
+        if "limit" in query:
+            filters["limit"] = _integer(LOOP_RUNS, "limit", query["limit"])
+        return 200, await self.host.list_loop_runs(filters)
+
+    async def loop_run_status(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.loop_run_status(request.path_params["run_id"])
+
+    async def cancel_loop_run(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.cancel_loop_run(request.path_params["run_id"])
+
+    async def approve_loop_run(self, request: Request) -> tuple[int, dict[str, Any]]:
+        body = await _object_body(request)
+        return 200, await self.host.approve_loop_run(request.path_params["run_id"], body)
+
     def table(self) -> list[Route]:
         """Every route, in matching order: one per path, with its methods."""
         spec: list[tuple[str, str, Handler]] = [
@@ -330,6 +373,15 @@ class Routes:
             ("/profiles", "GET", self.list_profiles),
             ("/profiles", "POST", self.add_profile),
             ("/mcp/servers", "GET", self.list_mcp_servers),
+            ("/loops/validate", "POST", self.validate_loop),
+            ("/loops", "GET", self.list_loops),
+            ("/loops", "POST", self.create_loop),
+            ("/loops/{loop_id:path}/runs", "POST", self.start_loop_run),
+            ("/loops/{loop_id:compozy_loop_id}", "GET", self.loop_info),
+            ("/loop-runs", "GET", self.list_loop_runs),
+            ("/loop-runs/{run_id:path}/cancel", "POST", self.cancel_loop_run),
+            ("/loop-runs/{run_id:path}/approve", "POST", self.approve_loop_run),
+            ("/loop-runs/{run_id:compozy_run_id}", "GET", self.loop_run_status),
         ]
         by_path: dict[str, dict[str, Handler]] = {}
         for path, method, handler in spec:

@@ -38,7 +38,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "list",
         help="list agents with their models",
         description=__doc__,
-        epilog="example: compozy agent list -o json",
     )
     cmd.add_argument("--workspace", metavar="ID", help="include this workspace's agents.yaml")
     output_options(cmd)

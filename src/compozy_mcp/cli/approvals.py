@@ -118,17 +118,23 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     verbs = approvals.add_subparsers(dest="approvals_command", metavar="SUBCOMMAND", required=True)
 
     listing = verbs.add_parser("list", help="remembered approvals (grants)")
-    listing.add_argument("--workspace", metavar="ID")
-    listing.add_argument("--agent", metavar="NAME")
-    listing.add_argument("--tool", metavar="TOOL_ID")
+    listing.add_argument("--workspace", metavar="ID", help="only this workspace's grants")
+    listing.add_argument("--agent", metavar="NAME", help="only grants for this agent")
+    listing.add_argument("--tool", metavar="TOOL_ID", help="only grants for this tool")
     listing.add_argument("--full", action="store_true", help="the full view")
     output_options(listing)
 
     setting = verbs.add_parser("set", help="remember an approval, or set a permission mode")
-    setting.add_argument("tool_id", metavar="TOOL_ID", nargs="?")
+    setting.add_argument(
+        "tool_id", metavar="TOOL_ID", nargs="?", help="the tool the grant is for (not with --mode)"
+    )
     decision = setting.add_mutually_exclusive_group()
-    decision.add_argument("--allow", dest="decision", action="store_const", const="allow")
-    decision.add_argument("--reject", dest="decision", action="store_const", const="reject")
+    decision.add_argument(
+        "--allow", dest="decision", action="store_const", const="allow", help="allow such calls"
+    )
+    decision.add_argument(
+        "--reject", dest="decision", action="store_const", const="reject", help="reject such calls"
+    )
     setting.add_argument("--workspace", metavar="ID", help="default: the default workspace")
     setting.add_argument("--agent", metavar="NAME", help="only this agent's calls")
     which = setting.add_mutually_exclusive_group()
@@ -140,11 +146,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     output_options(setting)
 
     revoking = verbs.add_parser("revoke", help="forget a remembered approval")
-    revoking.add_argument("grant_id", metavar="GRANT_ID")
+    revoking.add_argument("grant_id", metavar="GRANT_ID", help="the grant (approvals list)")
     output_options(revoking)
 
     minting = verbs.add_parser("mint", help="mint a one-shot approval token for one call")
-    minting.add_argument("tool_id", metavar="TOOL_ID")
+    minting.add_argument("tool_id", metavar="TOOL_ID", help="the tool the token lets call")
     minting.add_argument("--session", required=True, metavar="ID", help="the calling session")
     source = minting.add_mutually_exclusive_group(required=True)
     source.add_argument("--input", metavar="JSON", help="the call's input (@FILE, -)")

@@ -115,4 +115,64 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "compozy install cursor",
         "compozy install vscode --http http://127.0.0.1:8765/mcp",
     ),
+    "session prompt": (
+        "compozy session prompt sess-1 'Fix the failing test'",
+        "compozy session prompt sess-1 'Summarize the diff' -o json",
+        "compozy session prompt sess-1 'Run the suite' --no-wait",
+    ),
+    "session history": (
+        "compozy session history sess-1",
+        "compozy session history sess-1 --full --limit 5",
+        "compozy session history sess-1 -o json",
+    ),
+    "session approve": (
+        "compozy session approve sess-1 int-52c1 allow-once",
+        "compozy session approve sess-1 int-52c1 reject-always",
+    ),
+    "session cancel": ("compozy session cancel sess-1",),
+    "agent": ("compozy agent list",),
+    "agent list": ("compozy agent list", "compozy agent list --workspace ws_default -o json"),
+    "approvals": (
+        "compozy approvals list",
+        "compozy approvals set compozy__session_stop --allow --agent general",
+        "compozy approvals set --session sess-1 --mode bypass",
+    ),
+    "approvals list": (
+        "compozy approvals list",
+        "compozy approvals list --tool compozy__session_stop --full",
+    ),
+    "approvals set": (
+        "compozy approvals set compozy__session_stop --allow",
+        "compozy approvals set compozy__session_rename --reject --agent general",
+        "compozy approvals set --session sess-1 --mode accept_edits",
+    ),
+    "approvals revoke": ("compozy approvals revoke grant-1",),
+    "approvals mint": (
+        "compozy approvals mint compozy__session_stop --session sess-1 "
+        '--input \'{"session_id":"sess-2"}\'',
+    ),
+    "loop": (
+        "compozy loop validate review.yaml",
+        "compozy loop run review.yaml --input session_id=sess-1",
+        "compozy loop status run-1",
+    ),
+    "loop validate": ("compozy loop validate review.yaml", "compozy loop validate - -o json"),
+    "loop create": (
+        "compozy loop create review.yaml",
+        "compozy loop create review.yaml --id review",
+    ),
+    "loop list": ("compozy loop list", "compozy loop list -o json"),
+    "loop inspect": ("compozy loop inspect review", "compozy loop inspect review --version 1"),
+    "loop run": (
+        "compozy loop run review.yaml --input session_id=sess-1",
+        "compozy loop run --loop review --inputs @inputs.json",
+    ),
+    "loop status": ("compozy loop status run-1", "compozy loop status run-1 --full -o json"),
+    "loop runs": ("compozy loop runs", "compozy loop runs --loop review --status waiting"),
+    "loop cancel": ("compozy loop cancel run-1",),
+    "loop approve": (
+        "compozy loop approve run-1",
+        "compozy loop approve run-1 --criterion tests=pass --note 'looks good'",
+        "compozy loop approve run-1 --reject",
+    ),
 }

@@ -35,6 +35,7 @@ COMMAND_MODULES = {
     "approvals": "approvals",
     "completion": "completion",
     "install": "install",
+    "loop": "loop",
 }
 
 

@@ -170,6 +170,45 @@ class LocalHost:
         report = await anyio.to_thread.run_sync(functools.partial(self.app.upkeep.run, vacuum=True))
         return {"upkeep": report.payload()}
 
+    # --- loops: the compozy__loop_* tools, as the operator, in the full view --------------------
+
+    async def _loop(self, verb: str, fields: Any, *, full: bool = True, **ids: Any) -> Payload:
+        """One loop tool call; ``fields`` is a body (an object: the routes check), ``ids`` the
+        path's."""
+        args = {**(fields if isinstance(fields, dict) else {}), **ids}
+        if full:
+            args["result_view"] = "full"
+        result = await self.app.dispatcher.call(f"compozy__loop_{verb}", args)
+        return result.structured
+
+    async def validate_loop(self, fields: Any) -> Payload:
+        return await self._loop("validate", fields, full=False)
+
+    async def list_loops(self) -> Payload:
+        return await self._loop("list", {})
+
+    async def create_loop(self, fields: Any) -> Payload:
+        return await self._loop("create", fields)
+
+    async def loop_info(self, loop_id: str, version: int | None = None) -> Payload:
+        versioned = {} if version is None else {"version": version}
+        return await self._loop("inspect", versioned, loop_id=loop_id)
+
+    async def start_loop_run(self, loop_id: str, fields: Any) -> Payload:
+        return await self._loop("run", fields, loop_id=loop_id)
+
+    async def list_loop_runs(self, filters: Mapping[str, Any]) -> Payload:
+        return await self._loop("runs", dict(filters))
+
+    async def loop_run_status(self, run_id: str) -> Payload:
+        return await self._loop("status", {}, run_id=run_id)
+
+    async def cancel_loop_run(self, run_id: str) -> Payload:
+        return await self._loop("cancel", {}, run_id=run_id)
+
+    async def approve_loop_run(self, run_id: str, fields: Any) -> Payload:
+        return await self._loop("approve", fields, run_id=run_id)
+
     # --- workspaces and profiles -------------------------------------------------------------
 
     async def list_workspaces(self) -> Payload:

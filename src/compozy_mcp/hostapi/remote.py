@@ -225,6 +225,36 @@ class RemoteHost:
     async def vacuum_store(self) -> Payload:
         return await self._request("POST", "/store/vacuum")
 
+    # --- loops -------------------------------------------------------------------------------
+
+    async def validate_loop(self, fields: Any) -> Payload:
+        return await self._request("POST", "/loops/validate", body=fields)
+
+    async def list_loops(self) -> Payload:
+        return await self._request("GET", "/loops")
+
+    async def create_loop(self, fields: Any) -> Payload:
+        return await self._request("POST", "/loops", body=fields)
+
+    async def loop_info(self, loop_id: str, version: int | None = None) -> Payload:
+        params = {"version": version} if version is not None else None
+        return await self._request("GET", f"/loops/{_segment(loop_id)}", params=params)
+
+    async def start_loop_run(self, loop_id: str, fields: Any) -> Payload:
+        return await self._request("POST", f"/loops/{_segment(loop_id)}/runs", body=fields)
+
+    async def list_loop_runs(self, filters: Mapping[str, Any]) -> Payload:
+        return await self._request("GET", "/loop-runs", params=filters)
+
+    async def loop_run_status(self, run_id: str) -> Payload:
+        return await self._request("GET", f"/loop-runs/{_segment(run_id)}")
+
+    async def cancel_loop_run(self, run_id: str) -> Payload:
+        return await self._request("POST", f"/loop-runs/{_segment(run_id)}/cancel")
+
+    async def approve_loop_run(self, run_id: str, fields: Any) -> Payload:
+        return await self._request("POST", f"/loop-runs/{_segment(run_id)}/approve", body=fields)
+
     # --- workspaces and profiles -------------------------------------------------------------
 
     async def list_workspaces(self) -> Payload:

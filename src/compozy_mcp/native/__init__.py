@@ -14,6 +14,7 @@ def native_tools() -> list[ToolDefinition]:
     from compozy_mcp.native.artifact_tools import artifact_tools
     from compozy_mcp.native.contract_tools import contract_tools
     from compozy_mcp.native.hook_tools import hook_tools
+    from compozy_mcp.native.loop_tools import loop_tools
     from compozy_mcp.native.session_tools import session_tools
     from compozy_mcp.native.skill_tools import skill_tools
 
@@ -25,6 +26,7 @@ def native_tools() -> list[ToolDefinition]:
         *artifact_tools(),
         *hook_tools(),
         *approval_tools(),
+        *loop_tools(),
     ]
 
 

@@ -333,7 +333,10 @@ def agent_tools() -> list[ToolDefinition]:
             "agent first when none runs). With wait, returns once the turn ended or "
             "timeout_seconds passed; otherwise at once with the queued turn.",
             input_schema=tool_input(
-                {"session_id": SESSION_ID, "prompt": PROMPT},
+                {
+                    "session_id": SESSION_ID,
+                    "prompt": described(PROMPT, "What to ask the session's agent."),
+                },
                 {
                     "wait": described(BOOLEAN, "Wait for the turn to end (default false)."),
                     "timeout_seconds": TIMEOUT,

@@ -167,7 +167,13 @@ def approval_tools() -> list[ToolDefinition]:
             id="compozy__tool_approvals_list",
             description="Remembered approvals (grants): which tool calls run or are refused "
             "without asking, by workspace, agent, tool and input digest.",
-            input_schema=tool_input(optional={"workspace_id": ID, "agent_name": ID, "tool_id": ID}),
+            input_schema=tool_input(
+                optional={
+                    "workspace_id": described(ID, "Only this workspace's grants."),
+                    "agent_name": described(ID, "Only grants for this agent."),
+                    "tool_id": described(ID, "Only grants for this tool."),
+                }
+            ),
             output_schema=obj({"grants": array(GRANT)}),
             handler=_list,
             risk=Risk.READ,
@@ -184,15 +190,17 @@ def approval_tools() -> list[ToolDefinition]:
             "accept_edits, bypass, plan) with session_id; its descendants inherit it.",
             input_schema=tool_input(
                 optional={
-                    "tool_id": ID,
-                    "decision": enum("allow", "reject"),
-                    "workspace_id": ID,
-                    "agent_name": ID,
+                    "tool_id": described(ID, "The tool the grant is for."),
+                    "decision": described(enum("allow", "reject"), "Allow or reject such calls."),
+                    "workspace_id": described(ID, "Default: the default workspace."),
+                    "agent_name": described(ID, "Only this agent's calls; default: any agent."),
                     "input": described(OPEN_OBJECT, "The call's input (result_view ignored)."),
                     "input_digest": DIGEST,
-                    "profile_id": ID,
-                    "session_id": ID,
-                    "permission_mode": enum(*PERMISSION_MODES),
+                    "profile_id": described(ID, "The profile the grant is shown under."),
+                    "session_id": described(ID, "With permission_mode: the session to set."),
+                    "permission_mode": described(
+                        enum(*PERMISSION_MODES), "Set the session's mode (with session_id only)."
+                    ),
                 }
             ),
             output_schema=obj(optional={"grant": GRANT, "mode": MODE_RECORD}),
@@ -206,7 +214,9 @@ def approval_tools() -> list[ToolDefinition]:
         ToolDefinition(
             id="compozy__tool_approvals_revoke",
             description="Forget a remembered approval; later calls it decided are asked again.",
-            input_schema=tool_input({"grant_id": ID}),
+            input_schema=tool_input(
+                {"grant_id": described(ID, "grants[].id of the grant to forget.")}
+            ),
             output_schema=obj({"revoked": GRANT}),
             handler=_revoke,
             risk=Risk.DESTRUCTIVE,
@@ -222,7 +232,7 @@ def approval_tools() -> list[ToolDefinition]:
             input_schema=tool_input(
                 {
                     "session_id": described(ID, "The session that waits."),
-                    "interaction_id": ID,
+                    "interaction_id": described(ID, "pending_interactions[].interaction_id"),
                     "decision": described(
                         ID,
                         "approval: "

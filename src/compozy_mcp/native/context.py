@@ -84,6 +84,34 @@ class ApprovalAdmin(Protocol):
         ...
 
 
+class LoopAdmin(Protocol):
+    """Loops: definitions and runs (implemented above this layer, in ``loops``). Records are
+    the shapes of :mod:`compozy_mcp.loops.records`; ``definition`` is the Loop document as
+    YAML or JSON text, or as an object."""
+
+    async def validate(self, call: CallInfo, definition: Any) -> dict[str, Any]:
+        """``{"valid", "items": [{node_id, path, code, message, severity, line, column}]}``."""
+        ...
+
+    async def create(
+        self, call: CallInfo, definition: Any, loop_id: str | None
+    ) -> dict[str, Any]: ...
+
+    async def info(self, call: CallInfo, loop_id: str, version: int | None) -> dict[str, Any]: ...
+
+    async def list_loops(self, call: CallInfo) -> dict[str, Any]: ...
+
+    async def run(self, call: CallInfo, request: dict[str, Any]) -> dict[str, Any]: ...
+
+    async def status(self, call: CallInfo, run_id: str) -> dict[str, Any]: ...
+
+    async def runs(self, call: CallInfo, filters: dict[str, Any]) -> dict[str, Any]: ...
+
+    async def cancel(self, call: CallInfo, run_id: str) -> dict[str, Any]: ...
+
+    async def approve(self, call: CallInfo, request: dict[str, Any]) -> dict[str, Any]: ...
+
+
 class AgentAdmin(Protocol):
     """The agents sessions run and their turns (implemented above this layer, in ``runtime``).
 
@@ -130,6 +158,7 @@ class Services:
     catalog: ToolCatalog
     hooks: HookAdmin
     approvals: ApprovalAdmin
+    loops: LoopAdmin
     #: ``None`` when the assembly was given a driver of its own (benchmarks)
     agents: AgentAdmin | None = None
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compozy_mcp import jsonutil
+from compozy_mcp.store.loops import LoopReader, LoopWriter
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +251,7 @@ class StaleWrite(Exception):
     """A compare-and-swap lost: the row changed since it was read."""
 
 
-class StoreReader(ABC):
+class StoreReader(LoopReader):
     @abstractmethod
     def workspace(self, workspace_id: str) -> WorkspaceRow | None: ...
 
@@ -353,7 +354,7 @@ class StoreReader(ABC):
 HOOK_RUNS_KEPT = 10_000
 
 
-class StoreWriter(StoreReader):
+class StoreWriter(StoreReader, LoopWriter):
     @abstractmethod
     def insert_workspace(self, row: WorkspaceRow) -> None: ...
 

@@ -187,6 +187,34 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         """,
     ),
+    Migration(
+        6,
+        "loops: definition versions and runs",
+        """
+        CREATE TABLE loops (
+            id TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            name TEXT,
+            doc TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (id, version)
+        );
+        CREATE TABLE loop_runs (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            loop_id TEXT NOT NULL,
+            loop_version INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            owner TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            doc TEXT NOT NULL
+        );
+        CREATE INDEX loop_runs_by_loop ON loop_runs(loop_id, seq);
+        CREATE INDEX loop_runs_by_status ON loop_runs(status);
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

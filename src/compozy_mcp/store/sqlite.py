@@ -55,6 +55,7 @@ from compozy_mcp.store.base import (
     chunks,
 )
 from compozy_mcp.store.migrations import LATEST_VERSION, MIGRATIONS
+from compozy_mcp.store.sqlite_loops import SQLiteLoopReader, SQLiteLoopWriter
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +132,7 @@ def _session(row: sqlite3.Row) -> SessionRow:
     )
 
 
-class _SQLiteReader(StoreReader):
+class _SQLiteReader(SQLiteLoopReader, StoreReader):
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
@@ -405,7 +406,7 @@ class _SQLiteReader(StoreReader):
         return found
 
 
-class _SQLiteWriter(_SQLiteReader, StoreWriter):
+class _SQLiteWriter(SQLiteLoopWriter, _SQLiteReader, StoreWriter):
     def insert_workspace(self, row: WorkspaceRow) -> None:
         self._conn.execute(
             "INSERT INTO workspaces (id, name, path, created_at) VALUES (?, ?, ?, ?)",

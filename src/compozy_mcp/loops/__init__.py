@@ -1,0 +1,2 @@
+"""Loops: graphs of tool calls and agent turns, linted against result views, run with the
+contracts they started with pinned."""

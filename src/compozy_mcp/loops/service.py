@@ -1,0 +1,619 @@
+"""What the Loop tools manage (:class:`~compozy_mcp.native.context.LoopAdmin`): definitions
+(versioned), runs (persisted as they move, run in this process's event loop) and their
+recovery after a restart.
+
+Who may act: definitions are shared by every caller (linting and storing one runs nothing).
+A run is made in the scope of the caller that starts it: its tool and agent nodes call as that
+caller, held to its permission policy. A managed session reads, cancels and answers only the
+runs started by itself or one of its descendants; the operator acts on every run.
+
+Restart: a run records the process that drives it. When a daemon starts, each run left
+``running`` by a process that is gone is resumed if every node it was in the middle of may be
+repeated safely (read-only tools, transforms, branches, fan-out bookkeeping); otherwise it is
+marked ``interrupted`` with the node that was cut off. A run waiting at a gate needs no process
+and is answered whenever the operator answers it. No run is silently lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from compozy_mcp.blocking import Offload
+from compozy_mcp.calls import CallInfo
+from compozy_mcp.clock import Clock, timestamp
+from compozy_mcp.cursors import decode_cursor, encode_cursor
+from compozy_mcp.errors import (
+    LoopInvalid,
+    ResourceNotFound,
+    ToolConflict,
+    ToolDenied,
+    ToolInvalidInput,
+)
+from compozy_mcp.loops import contracts, superseded
+from compozy_mcp.loops.kinds import input_schema
+from compozy_mcp.loops.lint import errors, lint
+from compozy_mcp.loops.model import Definition, LintItem
+from compozy_mcp.loops.records import loop_record, run_record
+from compozy_mcp.loops.runner import (
+    CANCELLED,
+    ENDED,
+    FAILED,
+    INTERRUPTED,
+    PENDING,
+    QUEUED,
+    RUNNING,
+    SUCCEEDED,
+    WAITING,
+    Runner,
+    RunStopped,
+    ToolCaller,
+    failure,
+    safe_to_repeat,
+    shielded,
+)
+from compozy_mcp.loops.source import Source, SourceError, from_object, load
+from compozy_mcp.native.registry import ToolRegistry
+from compozy_mcp.reasons import Reason
+from compozy_mcp.sessions.service import Sessions
+from compozy_mcp.store.base import StaleWrite, Store
+from compozy_mcp.store.loops import LoopRow, LoopRunQuery, LoopRunRow
+from compozy_mcp.validation import compile_validator, describe
+
+log = logging.getLogger(__name__)
+
+RUN_CURSOR = "l"
+DEFAULT_RUNS = 50
+FORMAT = superseded.VIEWS_FORMAT
+
+
+def _pid_alive(owner: str | None) -> bool:
+    if not owner:
+        return False
+    try:
+        pid = int(owner.split(":", 1)[0])
+    except ValueError:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class LoopService:
+    def __init__(
+        self,
+        store: Store,
+        tools: ToolRegistry,
+        sessions: Sessions,
+        clock: Clock,
+        offload: Offload,
+    ) -> None:
+        self._store = store
+        self._tools = tools
+        self._sessions = sessions
+        self._clock = clock
+        self._offload = offload
+        self._caller: ToolCaller | None = None
+        self.owner = f"{os.getpid()}:{secrets.token_hex(4)}"
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._versions: dict[str, int] = {}
+        self._cancelling: set[str] = set()
+
+    def attach(self, caller: ToolCaller) -> None:
+        """The dispatch path tool nodes call through (built after the services)."""
+        self._caller = caller
+
+    def now(self) -> str:
+        return timestamp(self._clock.now())
+
+    # --- definitions --------------------------------------------------------------------------
+
+    def _source(self, call: CallInfo, given: Any) -> Source:
+        if isinstance(given, str):
+            try:
+                return load(given)
+            except SourceError as exc:
+                raise LoopInvalid(
+                    call.tool_id,
+                    [
+                        LintItem(
+                            "definition_invalid", exc.message, line=exc.line, column=exc.column
+                        ).payload()
+                    ],
+                ) from exc
+        if isinstance(given, Mapping):
+            return from_object(given)
+        raise ToolInvalidInput.for_field(
+            call.tool_id, "definition", "must be the Loop document (YAML or JSON text) or an object"
+        )
+
+    async def _lint(self, call: CallInfo, given: Any) -> tuple[Definition, list[LintItem]]:
+        """Lint in a worker thread: a large Loop takes a fraction of a second of CPU, which the
+        event loop's other callers should not wait for."""
+        return await self._offload(self._lint_now, call, given)
+
+    def _lint_now(self, call: CallInfo, given: Any) -> tuple[Definition, list[LintItem]]:
+        try:
+            source = self._source(call, given)
+        except LoopInvalid as exc:
+            items = [LintItem(**_item_fields(item)) for item in exc.details["items"]]
+            return Definition(None, None, {}, [], from_object({})), items
+        return lint(source, self._tools)
+
+    async def validate(self, call: CallInfo, definition: Any) -> dict[str, Any]:
+        _, items = await self._lint(call, definition)
+        return {
+            "valid": not errors(items),
+            "items": [item.payload() for item in items],
+        }
+
+    async def _checked(self, call: CallInfo, given: Any) -> Definition:
+        definition, items = await self._lint(call, given)
+        if errors(items):
+            raise LoopInvalid(call.tool_id, [item.payload() for item in items])
+        return definition
+
+    async def create(self, call: CallInfo, definition: Any, loop_id: str | None) -> dict[str, Any]:
+        checked = await self._checked(call, definition)
+        loop_id = loop_id or f"loop-{secrets.token_hex(4)}"
+        doc = {
+            "format": FORMAT,
+            "document": checked.document,
+            "source": definition if isinstance(definition, str) else None,
+            "created_by": call.scope.session_id,
+        }
+
+        def insert() -> LoopRow:
+            with self._store.write() as writer:
+                latest = writer.loop(loop_id)
+                row = LoopRow(
+                    loop_id,
+                    (latest.version + 1) if latest else 1,
+                    checked.name,
+                    doc,
+                    self.now(),
+                )
+                writer.add_loop(row)
+                return row
+
+        row = await self._offload(insert)
+        return loop_record(row, checked, self._tools)
+
+    def _row(self, call: CallInfo, loop_id: str, version: int | None) -> LoopRow:
+        with self._store.read() as reader:
+            row = reader.loop(loop_id, version)
+        if row is None:
+            ident = loop_id if version is None else f"{loop_id}@{version}"
+            raise ResourceNotFound(call.tool_id, "loop", ident)
+        return row
+
+    async def definition_of(self, row: LoopRow) -> Definition:
+        """A stored version as a definition (read in a worker thread); a snapshot from before
+        views is translated to ``full`` on load (:mod:`.superseded`)."""
+        definition, _ = await self._offload(self._linted, row)
+        return definition
+
+    def _linted(self, row: LoopRow) -> tuple[Definition, list[LintItem]]:
+        """A stored version, read and linted against today's tools."""
+        doc = superseded.translate_definition(row.doc, self._tools)
+        text = doc.get("source")
+        source = load(text) if isinstance(text, str) else from_object(doc["document"])
+        return lint(source, self._tools)
+
+    async def info(self, call: CallInfo, loop_id: str, version: int | None) -> dict[str, Any]:
+        row = self._row(call, loop_id, version)
+        return loop_record(row, await self.definition_of(row), self._tools)
+
+    async def list_loops(self, call: CallInfo) -> dict[str, Any]:
+        with self._store.read() as reader:
+            rows = reader.loops()
+        return {
+            "loops": [
+                loop_record(row, await self.definition_of(row), self._tools)["loop"] for row in rows
+            ]
+        }
+
+    # --- runs -----------------------------------------------------------------------------------
+
+    def _inputs(self, call: CallInfo, definition: Definition, given: Mapping[str, Any]) -> Any:
+        declared = definition.inputs()
+        if not declared:
+            return dict(given)
+        inputs: dict[str, Any] = {}
+        for name in given:
+            if name not in declared:
+                raise ToolInvalidInput.for_field(
+                    call.tool_id,
+                    f"inputs.{name}",
+                    f"is not an input of this Loop (declared: {', '.join(sorted(declared))})",
+                )
+        for name, node in declared.items():
+            if name in given:
+                value = given[name]
+            elif "default" in node.params:
+                value = node.params["default"]
+            else:
+                raise ToolInvalidInput.for_field(call.tool_id, f"inputs.{name}", "is required")
+            schema = input_schema(node.params)
+            if schema:
+                problems = list(compile_validator(schema).iter_errors(value))
+                if problems:
+                    where, problem = describe(problems, unknown="is not declared")
+                    field = f"inputs.{name}" + ("" if where == "$" else f".{where}")
+                    raise ToolInvalidInput.for_field(call.tool_id, field, problem)
+            inputs[name] = value
+        return inputs
+
+    async def run(self, call: CallInfo, request: Mapping[str, Any]) -> dict[str, Any]:
+        if "definition" in request:
+            created = await self.create(call, request["definition"], request.get("loop_id"))
+            loop_id, version = created["loop"]["id"], created["loop"]["version"]
+        elif "loop_id" in request:
+            loop_id, version = request["loop_id"], request.get("version")
+        else:
+            raise ToolInvalidInput(
+                call.tool_id, f'tool "{call.tool_id}" needs "loop_id" or "definition"'
+            )
+        row = self._row(call, loop_id, version)
+        definition, items = await self._offload(self._linted, row)
+        if errors(items):  # the tools changed since it was stored: lint runs before every start
+            raise LoopInvalid(call.tool_id, [item.payload() for item in items])
+        inputs = self._inputs(call, definition, request.get("inputs") or {})
+        now = self.now()
+        run_id = f"run-{secrets.token_hex(6)}"
+        doc: dict[str, Any] = {
+            "format": FORMAT,
+            "run_id": run_id,
+            "loop_id": row.id,
+            "loop_version": row.version,
+            "status": QUEUED,
+            "started_by": call.scope.session_id,
+            "owner": self.owner,
+            "inputs": inputs,
+            "contracts": contracts.pin(definition, self._tools),
+            "nodes": {
+                node.id: {
+                    "node_id": node.id,
+                    "class": node.cls,
+                    "kind": node.kind,
+                    "status": PENDING,
+                }
+                for node in definition.nodes.values()
+            },
+            "created_at": now,
+            "updated_at": now,
+        }
+        await self._write_new(doc)
+        task = self._start(doc, definition)
+        if request.get("wait"):
+            timeout = float(request.get("timeout_seconds") or 600)
+            await asyncio.wait([task], timeout=timeout)
+        return {"run": run_record(self._read_doc(call, run_id))}
+
+    def _start(self, doc: dict[str, Any], definition: Definition) -> asyncio.Task[None]:
+        if self._caller is None:
+            raise RuntimeError("the Loop service has no dispatch path attached")
+        run_id = doc["run_id"]
+        doc["owner"] = self.owner
+        runner = Runner(
+            definition,
+            doc,
+            tools=self._tools,
+            caller=self._caller,
+            save=self._save,
+            clock=self._clock,
+        )
+        task = asyncio.create_task(self._drive(runner), name=f"loop-run-{run_id}")
+        self._tasks[run_id] = task
+        task.add_done_callback(lambda _: self._tasks.pop(run_id, None))
+        return task
+
+    async def _drive(self, runner: Runner) -> None:
+        run_id = runner.doc["run_id"]
+        try:
+            await runner.run()
+        except RunStopped:
+            return
+        except asyncio.CancelledError:
+            if run_id in self._cancelling:
+                self._cancelling.discard(run_id)
+                await shielded(self._cancelled(runner.doc))
+            else:
+                # this process is going away: the run stays where it is, for recovery
+                runner.doc["owner"] = None
+                await shielded(self._save(runner.doc))
+            raise
+        except Exception as exc:
+            log.exception("loop run %s failed unexpectedly", run_id)
+            runner.doc["status"] = FAILED
+            runner.doc["owner"] = None
+            runner.doc["error"] = failure(
+                "loop_run_failed", str(Reason.HANDLER_FAILED), f"the run failed: {exc}"
+            )
+            await shielded(self._save(runner.doc))
+
+    async def _cancelled(self, doc: dict[str, Any]) -> None:
+        now = self.now()
+        for state in doc["nodes"].values():
+            if state["status"] in (RUNNING, WAITING):
+                state["status"] = CANCELLED
+                state["ended_at"] = now
+        doc.update(
+            status=CANCELLED,
+            owner=None,
+            ended_at=now,
+            error=failure("loop_run_cancelled", str(Reason.RUN_CANCELLED), "the run was cancelled"),
+        )
+        await self._save(doc)
+
+    # --- persistence --------------------------------------------------------------------------
+
+    def _row_of(self, doc: Mapping[str, Any]) -> LoopRunRow:
+        return LoopRunRow(
+            id=doc["run_id"],
+            loop_id=doc["loop_id"],
+            loop_version=doc["loop_version"],
+            status=doc["status"],
+            owner=doc.get("owner"),
+            created_at=doc["created_at"],
+            updated_at=doc["updated_at"],
+            doc=dict(doc),
+            version=self._versions.get(doc["run_id"], 0),
+        )
+
+    async def _write_new(self, doc: dict[str, Any]) -> None:
+        def insert() -> LoopRunRow:
+            with self._store.write() as writer:
+                return writer.put_loop_run(self._row_of(doc))
+
+        stored = await self._offload(insert)
+        self._versions[doc["run_id"]] = stored.version
+
+    async def _save(self, doc: dict[str, Any], *, answer_of: CallInfo | None = None) -> None:
+        """Write the run. A runner that lost a race keeps going unless the run ended meanwhile
+        (cancelled elsewhere: :class:`RunStopped`); an answer to a gate (``answer_of``) that
+        lost one is refused, so two answers never both count."""
+        run_id = doc["run_id"]
+
+        def write() -> LoopRunRow:
+            with self._store.write() as writer:
+                try:
+                    return writer.put_loop_run(self._row_of(doc))
+                except StaleWrite:
+                    if answer_of is not None:
+                        raise ToolConflict(
+                            answer_of.tool_id,
+                            f'loop run "{run_id}" changed while it was being answered (answered '
+                            "or cancelled by another caller); read it again",
+                            reason=Reason.WRITE_CONFLICT,
+                        ) from None
+                    current = writer.loop_run(run_id)
+                    if current is None or current.status in ENDED:
+                        raise RunStopped(run_id) from None
+                    self._versions[run_id] = current.version
+                    return writer.put_loop_run(self._row_of(doc))
+
+        stored = await self._offload(write)
+        self._versions[run_id] = stored.version
+
+    def _load(self, call: CallInfo, run_id: str) -> LoopRunRow:
+        with self._store.read() as reader:
+            row = reader.loop_run(run_id)
+        if row is None:
+            raise ResourceNotFound(call.tool_id, "loop run", run_id)
+        self._check_access(call, row.doc)
+        return row
+
+    def _read_doc(self, call: CallInfo, run_id: str) -> dict[str, Any]:
+        doc = self._load(call, run_id).doc
+        return superseded.translate_run(doc, self._tools)
+
+    def _check_access(self, call: CallInfo, doc: Mapping[str, Any]) -> None:
+        caller = call.scope.session_id
+        if caller is None:
+            return
+        starter = doc.get("started_by")
+        if starter is not None and self._sessions.access.within(caller, starter):
+            return
+        raise ToolDenied(
+            call.tool_id,
+            f'loop run "{doc["run_id"]}" was started by '
+            f"{'the operator' if starter is None else f'session {starter!r}'}; session "
+            f'"{caller}" may act only on runs started by itself and its descendants',
+            reason=Reason.SESSION_NOT_IN_SCOPE,
+        )
+
+    # --- reading, cancelling, answering ---------------------------------------------------------
+
+    async def status(self, call: CallInfo, run_id: str) -> dict[str, Any]:
+        return {"run": run_record(self._read_doc(call, run_id))}
+
+    async def runs(self, call: CallInfo, filters: Mapping[str, Any]) -> dict[str, Any]:
+        """Runs, newest first; a managed session sees those it may act on."""
+        cursor = filters.get("cursor")
+        before = decode_cursor(call.tool_id, RUN_CURSOR, cursor) if cursor else None
+        limit = int(filters.get("limit", DEFAULT_RUNS))
+        statuses = [filters["status"]] if filters.get("status") else None
+        scan = limit + 1 if call.scope.session_id is None else 10_000
+        with self._store.read() as reader:
+            rows = reader.loop_runs(LoopRunQuery(filters.get("loop_id"), statuses, before, scan))
+        visible = [row for row in rows if self._may_see(call, row.doc)]
+        result: dict[str, Any] = {
+            "runs": [
+                run_record(superseded.translate_run(row.doc, self._tools))
+                for row in visible[:limit]
+            ]
+        }
+        if len(visible) > limit:
+            result["next_cursor"] = encode_cursor(RUN_CURSOR, visible[limit - 1].seq)
+        return result
+
+    def _may_see(self, call: CallInfo, doc: Mapping[str, Any]) -> bool:
+        try:
+            self._check_access(call, doc)
+        except ToolDenied:
+            return False
+        return True
+
+    async def cancel(self, call: CallInfo, run_id: str) -> dict[str, Any]:
+        row = self._load(call, run_id)
+        if row.status in ENDED:
+            raise ToolConflict(
+                call.tool_id,
+                f'loop run "{run_id}" has ended ({row.status}); there is nothing to cancel',
+                reason=Reason.LOOP_RUN_ENDED,
+            )
+        task = self._tasks.get(run_id)
+        if task is not None:
+            self._cancelling.add(run_id)
+            task.cancel()
+            await asyncio.wait([task])
+        else:
+            doc = dict(row.doc)
+            self._versions[run_id] = row.version
+            await self._cancelled(doc)
+        return await self.status(call, run_id)
+
+    async def approve(self, call: CallInfo, request: Mapping[str, Any]) -> dict[str, Any]:
+        run_id = request["run_id"]
+        row = self._load(call, run_id)
+        doc = superseded.translate_run(dict(row.doc), self._tools)
+        waiting = [nid for nid, s in doc["nodes"].items() if s["status"] == WAITING]
+        node_id = request.get("node_id") or (waiting[0] if len(waiting) == 1 else None)
+        if row.status != WAITING or node_id not in waiting:
+            raise ToolConflict(
+                call.tool_id,
+                f'loop run "{run_id}" is {row.status}, not waiting at '
+                f"{'gate ' + repr(node_id) if node_id else 'a gate'}"
+                + (f" (waiting: {', '.join(waiting)})" if waiting else ""),
+                reason=Reason.LOOP_RUN_NOT_WAITING,
+            )
+        state = doc["nodes"][node_id]
+        decision = request["decision"]
+        given = {a["criterion_id"]: a for a in request.get("answers") or []}
+        criteria = state.get("gate", {}).get("criteria", [])
+        for criterion_id in given:
+            if criterion_id not in {c["id"] for c in criteria}:
+                raise ToolInvalidInput.for_field(
+                    call.tool_id,
+                    "answers",
+                    f'names criterion "{criterion_id}", which gate "{node_id}" does not have',
+                )
+        answers = [
+            {
+                "criterion_id": c["id"],
+                "prompt": c["prompt"],
+                "passed": bool(given.get(c["id"], {}).get("passed", decision == "approve")),
+                **({"note": given[c["id"]]["note"]} if "note" in given.get(c["id"], {}) else {}),
+            }
+            for c in criteria
+        ]
+        who = "operator" if call.scope.session_id is None else f"session:{call.scope.session_id}"
+        output: dict[str, Any] = {"decision": decision, "answered_by": who, "answers": answers}
+        if request.get("note"):
+            output["note"] = request["note"]
+        now = self.now()
+        state.update(status=SUCCEEDED if decision == "approve" else FAILED, ended_at=now)
+        state["output"] = output
+        state["gate"] = {**state.get("gate", {}), "decision": decision, "answered_by": who}
+        self._versions[run_id] = row.version
+        if decision != "approve":
+            error = failure(
+                "loop_node_failed",
+                str(Reason.GATE_REJECTED),
+                f'gate "{node_id}" was rejected by the {who.split(":", maxsplit=1)[0]}',
+            )
+            state["error"] = error
+            doc.update(status=FAILED, ended_at=now, owner=None, error={**error, "node_id": node_id})
+            doc["updated_at"] = now
+            await self._save(doc, answer_of=call)
+            return await self.status(call, run_id)
+        doc.update(status=RUNNING, owner=self.owner, updated_at=now)
+        await self._save(doc, answer_of=call)
+        definition = await self.definition_of(self._row(call, row.loop_id, row.loop_version))
+        task = self._start(doc, definition)
+        if request.get("wait"):
+            await asyncio.wait([task], timeout=float(request.get("timeout_seconds") or 600))
+        return await self.status(call, run_id)
+
+    # --- restart and shutdown -------------------------------------------------------------------
+
+    async def recover(self) -> dict[str, list[str]]:
+        """Resume or mark interrupted every run a process that is gone left running."""
+        with self._store.read() as reader:
+            rows = reader.loop_runs(LoopRunQuery(statuses=[RUNNING, QUEUED], limit=10_000))
+        resumed: list[str] = []
+        interrupted: list[str] = []
+        for row in rows:
+            if row.id in self._tasks or (row.owner != self.owner and _pid_alive(row.owner)):
+                continue
+            doc = superseded.translate_run(dict(row.doc), self._tools)
+            self._versions[row.id] = row.version
+            definition = await self.definition_of(
+                self._row(CallInfo("compozy__loop_run"), row.loop_id, row.loop_version)
+            )
+            cut = [nid for nid, s in doc["nodes"].items() if s["status"] == RUNNING]
+            if all(safe_to_repeat(definition.nodes[nid], self._tools) for nid in cut):
+                for nid in cut:
+                    doc["nodes"][nid].update(status=PENDING, items=[])
+                doc["recovered_at"] = self.now()
+                self._start(doc, definition)
+                resumed.append(row.id)
+                continue
+            now = self.now()
+            for nid in cut:
+                doc["nodes"][nid].update(
+                    status=INTERRUPTED,
+                    ended_at=now,
+                    error=failure(
+                        "loop_node_interrupted",
+                        str(Reason.RUN_INTERRUPTED),
+                        f'node "{nid}" was cut off when the process running it ended; it may '
+                        "have acted, so it is not repeated",
+                    ),
+                )
+            doc.update(
+                status=INTERRUPTED,
+                owner=None,
+                ended_at=now,
+                updated_at=now,
+                error=failure(
+                    "loop_run_interrupted",
+                    str(Reason.RUN_INTERRUPTED),
+                    f"the process running this run ended during node(s) {', '.join(cut)}",
+                ),
+            )
+            try:
+                await self._save(doc)
+            except RunStopped:
+                continue
+            interrupted.append(row.id)
+        return {"resumed": resumed, "interrupted": interrupted}
+
+    async def shutdown(self) -> None:
+        """Stop driving runs (this process ends): each stays as saved, for recovery."""
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+
+    async def settle(self, run_id: str, timeout: float) -> None:
+        """Wait (at most ``timeout``) for this process's driving of a run to stop."""
+        task = self._tasks.get(run_id)
+        if task is not None:
+            await asyncio.wait([task], timeout=timeout)
+
+
+def _item_fields(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        k: item[k] for k in ("code", "message", "severity", "node_id", "path", "line", "column")
+    }

@@ -1,0 +1,118 @@
+"""The SQLite side of :mod:`compozy_mcp.store.loops`."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from compozy_mcp import jsonutil
+from compozy_mcp.store.base import StaleWrite
+from compozy_mcp.store.loops import LoopReader, LoopRow, LoopRunQuery, LoopRunRow, LoopWriter
+
+_RUN_COLUMNS = "seq, id, loop_id, loop_version, status, owner, created_at, updated_at, version, doc"
+
+
+def _loop(row: sqlite3.Row) -> LoopRow:
+    return LoopRow(
+        row["id"], row["version"], row["name"], jsonutil.loads(row["doc"]), row["created_at"]
+    )
+
+
+def _run(row: sqlite3.Row) -> LoopRunRow:
+    return LoopRunRow(
+        id=row["id"],
+        loop_id=row["loop_id"],
+        loop_version=row["loop_version"],
+        status=row["status"],
+        owner=row["owner"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        doc=jsonutil.loads(row["doc"]),
+        version=row["version"],
+        seq=row["seq"],
+    )
+
+
+class SQLiteLoopReader(LoopReader):
+    _conn: sqlite3.Connection
+
+    def loop(self, loop_id: str, version: int | None = None) -> LoopRow | None:
+        if version is None:
+            sql = "SELECT * FROM loops WHERE id = ? ORDER BY version DESC LIMIT 1"
+            params: Sequence[Any] = (loop_id,)
+        else:
+            sql = "SELECT * FROM loops WHERE id = ? AND version = ?"
+            params = (loop_id, version)
+        row = self._conn.execute(sql, params).fetchone()
+        return _loop(row) if row is not None else None
+
+    def loops(self) -> list[LoopRow]:
+        rows = self._conn.execute(
+            "SELECT l.* FROM loops l JOIN (SELECT id, MAX(version) AS version FROM loops "
+            "GROUP BY id) latest ON l.id = latest.id AND l.version = latest.version "
+            "ORDER BY (SELECT MIN(created_at) FROM loops f WHERE f.id = l.id), l.id"
+        )
+        return [_loop(row) for row in rows]
+
+    def loop_run(self, run_id: str) -> LoopRunRow | None:
+        row = self._conn.execute(
+            f"SELECT {_RUN_COLUMNS} FROM loop_runs WHERE id = ?", (run_id,)
+        ).fetchone()
+        return _run(row) if row is not None else None
+
+    def loop_runs(self, query: LoopRunQuery) -> list[LoopRunRow]:
+        where: list[str] = []
+        params: list[Any] = []
+        if query.loop_id is not None:
+            where.append("loop_id = ?")
+            params.append(query.loop_id)
+        if query.statuses is not None:
+            where.append(f"status IN ({','.join('?' * len(query.statuses)) or 'NULL'})")
+            params.extend(query.statuses)
+        if query.before_seq is not None:
+            where.append("seq < ?")
+            params.append(query.before_seq)
+        params.append(query.limit)
+        condition = f"WHERE {' AND '.join(where)} " if where else ""
+        sql = f"SELECT {_RUN_COLUMNS} FROM loop_runs {condition}ORDER BY seq DESC LIMIT ?"
+        return [_run(row) for row in self._conn.execute(sql, params)]
+
+
+class SQLiteLoopWriter(SQLiteLoopReader, LoopWriter):
+    def add_loop(self, row: LoopRow) -> None:
+        try:
+            self._conn.execute(
+                "INSERT INTO loops (id, version, name, doc, created_at) VALUES (?, ?, ?, ?, ?)",
+                (row.id, row.version, row.name, jsonutil.dumps_text(row.doc), row.created_at),
+            )
+        except sqlite3.IntegrityError as exc:
+            raise StaleWrite(f"loop {row.id} version {row.version} exists") from exc
+
+    def put_loop_run(self, row: LoopRunRow) -> LoopRunRow:
+        doc = jsonutil.dumps_text(row.doc)
+        if row.version == 0:
+            cursor = self._conn.execute(
+                "INSERT INTO loop_runs (id, loop_id, loop_version, status, owner, created_at, "
+                "updated_at, version, doc) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?)",
+                (
+                    row.id,
+                    row.loop_id,
+                    row.loop_version,
+                    row.status,
+                    row.owner,
+                    row.created_at,
+                    row.updated_at,
+                    doc,
+                ),
+            )
+            return replace(row, version=1, seq=int(cursor.lastrowid or 0))
+        updated = self._conn.execute(
+            "UPDATE loop_runs SET status = ?, owner = ?, updated_at = ?, version = version + 1, "
+            "doc = ? WHERE id = ? AND version = ?",
+            (row.status, row.owner, row.updated_at, doc, row.id, row.version),
+        ).rowcount
+        if updated != 1:
+            raise StaleWrite(f"loop run {row.id} changed since version {row.version}")
+        return replace(row, version=row.version + 1)

@@ -1,0 +1,98 @@
+"""Issue 15: the Loop resources of the HTTP API (``/api/loops``, ``/api/loop-runs``), in
+process over ASGI; every answer is checked against the OpenAPI document."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx2
+import pytest
+from tests.api.support import Contract
+from tests.conftest import Caller
+from tests.loops.support import SPEC_EXAMPLE_COMPACT, SPEC_MESSAGE, gate, graph, status_node
+
+from compozy_mcp.api.openapi import document
+from compozy_mcp.api.routes import api_app
+from compozy_mcp.assembly import App
+from compozy_mcp.hostapi.local import LocalHost
+
+pytestmark = pytest.mark.anyio
+
+CONTRACT = Contract(document())
+
+
+@pytest.fixture
+async def http(app: App) -> AsyncIterator[httpx2.AsyncClient]:
+    transport = httpx2.ASGITransport(app=api_app(LocalHost(app), document))
+    async with httpx2.AsyncClient(transport=transport, base_url="http://localhost") as client:
+        yield client
+
+
+async def _send(
+    http: httpx2.AsyncClient, method: str, template: str, expect: int, **kw: Any
+) -> Any:
+    path = kw.pop("path", {})
+    # the API app alone: the daemon mounts it at /api
+    url = template.removeprefix("/api").format(**path)
+    response = await http.request(method, url, **kw)
+    body = CONTRACT.check(method, template, response)
+    assert response.status_code == expect, body
+    return body
+
+
+async def test_validate_and_create_answer_the_spec_error(http: httpx2.AsyncClient) -> None:
+    body = {"definition": SPEC_EXAMPLE_COMPACT}
+    found = await _send(http, "POST", "/api/loops/validate", 200, json=body)
+    assert [(i["code"], i["message"]) for i in found["items"]] == [
+        ("result_view_field_requires_full", SPEC_MESSAGE)
+    ]
+    refused = await _send(http, "POST", "/api/loops", 400, json=body)
+    assert (refused["error"]["code"], refused["error"]["reason"]) == (
+        "tool_invalid_input",
+        "loop_invalid",
+    )
+
+
+async def test_loops_and_runs_as_resources(http: httpx2.AsyncClient, call: Caller) -> None:
+    sid = (await call.create())["id"]
+    text = graph(status_node(view="full"), gate("review"), edges=(("inspect", "review"),))
+    made = await _send(http, "POST", "/api/loops", 201, json={"definition": text, "loop_id": "l1"})
+    assert made["loop"]["id"] == "l1"
+    assert "source" in made["loop"]  # the full record
+    listed = await _send(http, "GET", "/api/loops", 200)
+    assert [loop["id"] for loop in listed["loops"]] == ["l1"]
+    one = await _send(
+        http, "GET", "/api/loops/{loop_id}", 200, path={"loop_id": "l1"}, params={"version": 1}
+    )
+    assert one["loop"]["version"] == 1
+    await _send(http, "GET", "/api/loops/{loop_id}", 404, path={"loop_id": "nope"})
+    started = await _send(
+        http,
+        "POST",
+        "/api/loops/{loop_id}/runs",
+        201,
+        path={"loop_id": "l1"},
+        json={"inputs": {"session_id": sid}, "wait": True},
+    )
+    run_id = started["run"]["run_id"]
+    assert started["run"]["status"] == "waiting"
+    assert "contracts" in started["run"]
+    page = await _send(http, "GET", "/api/loop-runs", 200, params={"loop_id": "l1", "limit": 5})
+    assert [r["run_id"] for r in page["runs"]] == [run_id]
+    status = await _send(http, "GET", "/api/loop-runs/{run_id}", 200, path={"run_id": run_id})
+    assert status["run"]["nodes"][1]["gate"]["criteria"][0]["prompt"] == "Is it right?"
+    done = await _send(
+        http,
+        "POST",
+        "/api/loop-runs/{run_id}/approve",
+        200,
+        path={"run_id": run_id},
+        json={"decision": "approve", "wait": True},
+    )
+    assert done["run"]["status"] == "succeeded"
+    conflict = await _send(
+        http, "POST", "/api/loop-runs/{run_id}/cancel", 409, path={"run_id": run_id}
+    )
+    assert conflict["error"]["reason"] == "loop_run_ended"
+    await _send(http, "GET", "/api/loop-runs/{run_id}", 404, path={"run_id": "run-nope"})
