@@ -10,6 +10,8 @@ What it does with a prompt (words are matched case-insensitively, first match wi
   allow always, reject once, reject always); completes or fails the tool call by the answer;
 - ``plan``: sends a three-entry plan and marks the entries done as it goes;
 - ``refuse``: stops with ``refusal``;
+- ``call TOOL {json}``: calls TOOL with that input on the first MCP server the client gave the
+  session (compozy gives its own, for the session) and says what came back;
 - anything else: one thought, then the reply ``echo: <prompt>`` in two chunks.
 
 Every turn reports token usage (words in and out). The agent announces ``load_session``, a
@@ -26,7 +28,7 @@ import secrets
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from acp import (
     PROTOCOL_VERSION,
@@ -89,6 +91,7 @@ class _Session:
     mode: str = "default"
     turns: int = 0
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    mcp_servers: list[Any] = field(default_factory=list)
 
 
 def _text_of(prompt: list[Any]) -> str:
@@ -197,6 +200,7 @@ class EchoAgent:
         self._next += 1
         session_id = f"echo-{secrets.token_hex(4)}-{self._next}"
         session = self._sessions[session_id] = self._new()
+        session.mcp_servers = list(mcp_servers or [])
         asyncio.get_running_loop().call_soon(
             lambda: asyncio.ensure_future(self._announce_commands(session_id))
         )
@@ -213,6 +217,7 @@ class EchoAgent:
         **kw: Any,
     ) -> LoadSessionResponse:
         session = self._sessions.setdefault(session_id, self._new())
+        session.mcp_servers = list(mcp_servers or [])
         await self._announce_commands(session_id)
         return LoadSessionResponse(
             modes=self._modes(session), config_options=self._options(session)
@@ -282,6 +287,8 @@ class EchoAgent:
                     continue
                 stop = "cancelled"
                 break
+        elif match := re.match(r"\s*call\s+(\S+)\s*(\{.*\})?\s*$", text, re.S):
+            await say(await self._call_tool(session_id, session, match.group(1), match.group(2)))
         elif "write" in lowered:
             stop = await self._write(session_id, say)
         elif "plan" in lowered:
@@ -338,6 +345,35 @@ class EchoAgent:
         )
         return "end_turn"
 
+    async def _call_tool(
+        self, session_id: str, session: _Session, tool: str, arguments: str | None
+    ) -> str:
+        """One MCP tool call, shown as a tool call of the turn; the reply says its outcome."""
+        import json
+
+        if not session.mcp_servers:
+            return "no MCP server was given to this session"
+        server = session.mcp_servers[0]
+        update = start_tool_call(
+            "mcp-1", f"{server.name}: {tool}", kind="other", status="in_progress"
+        )
+        await self.client.session_update(session_id=session_id, update=update)
+        status: Literal["completed", "failed"]
+        try:
+            args = json.loads(arguments) if arguments else {}
+            result = await _mcp_call(server, tool, args)
+        except Exception as exc:  # the reply says what failed; the turn goes on
+            outcome, status = f"tool call failed: {exc}", "failed"
+        else:
+            text = "".join(getattr(block, "text", "") for block in result.content)
+            if result.is_error:
+                outcome, status = f"tool error: {text}", "failed"
+            else:
+                outcome, status = f"tool result: {text}", "completed"
+        done = update_tool_call("mcp-1", status=status, raw_output={"text": outcome})
+        await self.client.session_update(session_id=session_id, update=done)
+        return outcome
+
     async def _plan(self, session_id: str, say: Any) -> None:
         steps = ["Read the request", "Do the work", "Report back"]
         for done in range(len(steps) + 1):
@@ -347,6 +383,18 @@ class EchoAgent:
             ]
             await self.client.session_update(session_id=session_id, update=update_plan(entries))
         await say("Plan done: 3 steps.")
+
+
+async def _mcp_call(server: Any, tool: str, arguments: dict[str, Any]) -> Any:
+    """Start the stdio MCP server the client described, call one tool, close it."""
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    env = {**os.environ, **{item.name: item.value for item in server.env}}
+    params = StdioServerParameters(command=server.command, args=list(server.args), env=env)
+    with open(os.devnull, "w") as quiet:
+        async with Client(stdio_client(params, errlog=quiet), cache=None) as client:
+            return await client.call_tool(tool, arguments)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -9,6 +9,7 @@ commands that run none never pay for it.
 from __future__ import annotations
 
 import contextlib
+import sys
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -18,7 +19,9 @@ from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     DeniedOutcome,
+    EnvVariable,
     Implementation,
+    McpServerStdio,
     RequestPermissionResponse,
 )
 
@@ -77,6 +80,18 @@ class _Client:
             raise RequestError.method_not_found(name)
 
         return refuse
+
+
+def session_mcp_server(session_id: str, home: str) -> McpServerStdio:
+    """compozy's own MCP endpoint for a session, as the agent starts it: ``compozy proxy
+    --session ID`` on the same home (it relays the daemon when one listens there), so the
+    agent sees the tools its session's policy allows, with its approvals."""
+    return McpServerStdio(
+        name="compozy",
+        command=sys.executable,
+        args=["-m", "compozy_mcp", "proxy", "--session", session_id],
+        env=[EnvVariable(name="COMPOZY_HOME", value=home)],
+    )
 
 
 def commands_of(update: Any) -> tuple[AvailableCommand, ...]:
@@ -148,7 +163,9 @@ class AgentConnection:
         self.options: dict[str, tuple[str, tuple[str, ...]]] = {}
         self.session_close = False
 
-    async def handshake(self, ticket: BindTicket, effective: Selection) -> Handshake:
+    async def handshake(
+        self, ticket: BindTicket, effective: Selection, mcp_servers: list[Any]
+    ) -> Handshake:
         init = await self.conn.initialize(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=ClientCapabilities(),
@@ -161,13 +178,13 @@ class AgentConnection:
         if previous and agent is not None and agent.load_session:
             try:
                 session = await self.conn.load_session(
-                    cwd=ticket.cwd, session_id=previous, mcp_servers=[]
+                    cwd=ticket.cwd, session_id=previous, mcp_servers=mcp_servers
                 )
                 self.acp_session_id, loaded = previous, True
             except RequestError:
                 session = None  # the agent no longer has it: start afresh
         if not loaded:
-            created = await self.conn.new_session(cwd=ticket.cwd, mcp_servers=[])
+            created = await self.conn.new_session(cwd=ticket.cwd, mcp_servers=mcp_servers)
             self.acp_session_id, session = created.session_id, created
         caps = agent.session_capabilities if agent is not None else None
         self.session_close = bool(caps is not None and caps.close is not None)
