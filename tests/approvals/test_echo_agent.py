@@ -39,30 +39,36 @@ def _prompt(http: httpx2.Client, sid: str, text: str) -> dict[str, Any]:
     return turn
 
 
-@pytest.mark.parametrize("view", [{}, {"result_view": "compact"}, {"result_view": "full"}])
-def test_an_agents_mutating_call_waits_for_approval_and_its_retry_runs(
-    daemon: Daemon, view: dict[str, str]
-) -> None:
+VIEWS: list[dict[str, str]] = [{}, {"result_view": "compact"}, {"result_view": "full"}]
+
+
+def test_an_agents_mutating_call_waits_for_approval_and_its_retry_runs(daemon: Daemon) -> None:
     with daemon.client() as http:
-        made = http.post("/api/sessions", json={"agent_name": "general", "provider": "echo"})
-        sid = made.json()["session"]["id"]
-        call = "call compozy__session_rename " + json.dumps(
-            {"session_id": sid, "name": "renamed by echo", **view}
-        )
-        first = _prompt(http, sid, call)
-        assert first["final_message"].startswith("tool error: ")
-        assert "approval" in first["final_message"]
-        session = http.get(f"/api/sessions/{sid}").json()["session"]
-        (waiting,) = [i for i in session["pending_interactions"] if i["kind"] == "approval"]
-        assert (session["badge"], session["board_column"]) == ("waiting-for-auth", "needs_you")
-        assert "name" not in session  # the tool did not run
-        answered = http.post(
-            f"/api/sessions/{sid}/approve",
-            json={"interaction_id": waiting["interaction_id"], "decision": "allow-once"},
-        )
-        assert answered.status_code == 200, answered.text
-        second = _prompt(http, sid, call)
-        assert second["final_message"].startswith("tool result: "), second["final_message"]
-        assert http.get(f"/api/sessions/{sid}").json()["session"]["name"] == "renamed by echo"
-        calls = second["tool_calls"]
-        assert [c["status"] for c in calls] == ["completed"]
+        for view in VIEWS:
+            _approve_and_retry(http, view)
+
+
+def _approve_and_retry(http: httpx2.Client, view: dict[str, str]) -> None:
+    """One session: the call is held, the operator allows it once, the agent's retry runs."""
+    made = http.post("/api/sessions", json={"agent_name": "general", "provider": "echo"})
+    sid = made.json()["session"]["id"]
+    call = "call compozy__session_rename " + json.dumps(
+        {"session_id": sid, "name": "renamed by echo", **view}
+    )
+    first = _prompt(http, sid, call)
+    assert first["final_message"].startswith("tool error: ")
+    assert "approval" in first["final_message"]
+    session = http.get(f"/api/sessions/{sid}").json()["session"]
+    (waiting,) = [i for i in session["pending_interactions"] if i["kind"] == "approval"]
+    assert (session["badge"], session["board_column"]) == ("waiting-for-auth", "needs_you")
+    assert "name" not in session  # the tool did not run
+    answered = http.post(
+        f"/api/sessions/{sid}/approve",
+        json={"interaction_id": waiting["interaction_id"], "decision": "allow-once"},
+    )
+    assert answered.status_code == 200, answered.text
+    second = _prompt(http, sid, call)
+    assert second["final_message"].startswith("tool result: "), second["final_message"]
+    assert http.get(f"/api/sessions/{sid}").json()["session"]["name"] == "renamed by echo"
+    calls = second["tool_calls"]
+    assert [c["status"] for c in calls] == ["completed"]
