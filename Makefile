@@ -37,7 +37,7 @@ typecheck: $(STAMP)
 
 # The unit tier: in-process tests only, no subprocess; what to run while working.
 unit: $(STAMP)
-	$(BIN)/pytest -m unit -q
+	$(BIN)/pytest -m unit -q -n auto
 
 # The JavaScript MCP clients of the node tier, from their lockfiles (skipped without node).
 node-deps:
@@ -45,7 +45,7 @@ node-deps:
 
 # Every tier: unit, process (daemons, proxies, the console script), node, bench.
 tests: $(STAMP) node-deps
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist loadscope
 
 test: lint typecheck tests
 

@@ -371,6 +371,165 @@ async def loops(rec: Recorder, rng: random.Random, k: int) -> None:
         await rec.measured("compozy__loop_cancel", {"run_id": run_id})
 
 
+#: what agents said in a turn of the world (seeded pieces of a coding session)
+TURN_PROMPTS = (
+    "Find why the upload test is flaky and fix it",
+    "Run the test suite and summarize the failures",
+    "Review the diff of fix/upload-flake",
+    "Write a changelog entry for the retry change",
+)
+TURN_REPLIES = (
+    "The upload test races the background flush: it asserts before the worker wrote the part. "
+    "I added a barrier in the fixture and the test passed 200 times in a row.",
+    "2 failures: test_retry_backoff (timing assumption) and test_large_upload (fixture path). "
+    "Both are fixed in the last commit; the suite is green.",
+    "The diff is small and focused. One nit: the retry constant should live in config.py.",
+    "Added under Unreleased: uploads retry a failed part up to three times with backoff.",
+)
+
+
+def _turn_doc(rng: random.Random, reply: str) -> dict[str, Any]:
+    words = reply.split(" ")
+    cut = max(1, len(words) // 3)
+    chunks = [
+        " ".join(words[:cut]) + " ",
+        " ".join(words[cut : 2 * cut]) + " ",
+        " ".join(words[2 * cut :]),
+    ]
+    calls = [
+        {
+            "tool_call_id": f"call-{n}",
+            "title": title,
+            "kind": kind,
+            "status": "completed",
+            "raw_input": {"path": "tests/test_upload.py", "line": rng.randint(1, 400)},
+            "raw_output": {"exit_code": 0, "stdout": "....................  [100%]\n200 passed"},
+        }
+        for n, (title, kind) in enumerate(
+            rng.sample(
+                [
+                    ("Read test_upload.py", "read"),
+                    ("Run pytest -k upload", "execute"),
+                    ("Edit conftest.py", "edit"),
+                    ("Search for flush", "search"),
+                ],
+                2,
+            )
+        )
+    ]
+    plan = [
+        {"content": step, "priority": "medium", "status": "completed"}
+        for step in ("Reproduce", "Find the cause", "Fix and verify")
+    ]
+    usage = {"input_tokens": rng.randint(2000, 9000), "output_tokens": rng.randint(200, 900)}
+    usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
+    return {
+        "chunks": chunks,
+        "thoughts": ["Looking at the failing assertion first.", "The flush is asynchronous."],
+        "tool_calls": calls,
+        "plan": plan,
+        "usage": usage,
+        "timings": {"duration_ms": float(rng.randint(4000, 60000)), "first_update_ms": 850.0},
+    }
+
+
+async def agents(rec: Recorder, rng: random.Random, k: int) -> None:
+    """The agent and turn tools on a day of turns: turns and their events written to the store
+    as the runtime writes them (a benchmark runs no agent), then read back."""
+    from compozy_mcp.calls import CallInfo
+    from compozy_mcp.clock import timestamp
+    from compozy_mcp.store.base import SessionEventRow, TranscriptTurn
+
+    app = rec.world.app
+    sessions = _pick(rng, await _open(rec, rec.world.sessions), k)
+    now = timestamp(rec.world.clock.now())
+    with app.store.write() as writer:
+        for sid in sessions:
+            row = writer.session(sid)
+            assert row is not None
+            state = app.sessions.ledger.state(row)
+            for n in range(3):
+                state.transcript_turns += 1
+                reply = rng.choice(TURN_REPLIES)
+                doc = _turn_doc(rng, reply)
+                turn_id = f"turn-{sid[-6:]}-{n}"
+                writer.append_turns(
+                    [
+                        TranscriptTurn(
+                            sid,
+                            state.transcript_turns,
+                            state.transcript_epoch,
+                            "user",
+                            rng.choice(TURN_PROMPTS),
+                            now,
+                            turn_id,
+                            "completed",
+                            "end_turn",
+                            reply,
+                            now,
+                            now,
+                            jsonutil.dumps_text(doc),
+                        )
+                    ]
+                )
+                events: list[tuple[str, dict[str, Any]]] = [
+                    ("turn_started", {"turn": state.transcript_turns})
+                ]
+                events += [
+                    ("agent_thought_chunk", {"content": {"type": "text", "text": t}})
+                    for t in doc["thoughts"]
+                ]
+                events += [("tool_call", c) for c in doc["tool_calls"]]
+                events += [
+                    ("agent_message_chunk", {"content": {"type": "text", "text": c}})
+                    for c in doc["chunks"]
+                ]
+                events += [("turn_ended", {"status": "completed", "stop_reason": "end_turn"})]
+                writer.append_session_events(
+                    [
+                        SessionEventRow(0, sid, turn_id, kind, now, jsonutil.dumps_text(payload))
+                        for kind, payload in events
+                    ]
+                )
+            app.sessions.ledger.save(writer, CallInfo("benchmark"), row, state)
+    await rec.measured("compozy__agent_list", {})
+    for sid in sessions:
+        await rec.measured("compozy__session_history", {"session_id": sid})
+        await rec.measured("compozy__session_events", {"session_id": sid, "limit": 50})
+        await rec.measured("compozy__session_wait", {"session_id": sid, "timeout_seconds": 1})
+        queued = await rec.measured(
+            "compozy__session_prompt", {"session_id": sid, "prompt": rng.choice(TURN_PROMPTS)}
+        )
+        assert queued["turn"]["status"] in ("queued", "running", "completed")
+    for sid in sessions:
+        fences = await rec.full(sid)
+        await rec.measured(
+            "compozy__session_clear",
+            {
+                "session_id": sid,
+                "transcript_epoch": fences.get("transcript_epoch", 0),
+                "generation": fences["runtime"].get("generation", 0),
+            },
+        )
+
+
+async def approvals(rec: Recorder, rng: random.Random, k: int) -> None:
+    """The approval tools: grants an operator remembered for the world's agents, listed."""
+    tools = ("compozy__session_stop", "compozy__session_rename", "compozy__session_archive")
+    for index in range(k * 2):
+        grant: dict[str, Any] = {
+            "tool_id": tools[index % len(tools)],
+            "decision": "allow" if index % 3 else "reject",
+        }
+        if index % 2:
+            grant["agent_name"] = "general"
+            grant["input"] = {"session_id": rng.choice(rec.world.sessions), "name": "x"}
+        result = await rec.world.app.dispatcher.call("compozy__tool_approvals_set", grant)
+        assert "grant" in result.structured
+    await rec.measured("compozy__tool_approvals_list", {})
+    await rec.measured("compozy__tool_approvals_list", {"tool_id": "compozy__session_stop"})
+
+
 #: the script, in order: reads first (on the world as built), then each kind of change
 SCRIPT: tuple[Step, ...] = (
     reads,
@@ -384,6 +543,8 @@ SCRIPT: tuple[Step, ...] = (
     creates,
     clears,
     stops,
+    agents,
+    approvals,
     loops,  # before hooks: the hooks step leaves hooks on session_status calls
     hooks,
 )

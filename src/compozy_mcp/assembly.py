@@ -43,16 +43,15 @@ class App:
     hooks: HookEngine
     upkeep: Upkeep
     approvals: Approvals
-    #: the agents this process runs (``None`` when a driver was given instead)
-    runtime: AgentRuntime | None
+    #: the agents this process runs
+    runtime: AgentRuntime
 
     async def shutdown(self) -> None:
         """Before the process ends: the Loop runs it drives stop where they are (saved, for
         the next daemon to recover), its agents stop (their sessions are unbound), async hooks
         and run records finish."""
         await self.loops.shutdown()
-        if self.runtime is not None:
-            await self.runtime.shutdown()
+        await self.runtime.shutdown()
         await self.hooks.drain()
 
     @property
@@ -95,10 +94,10 @@ def open_app(
         sessions = Sessions(
             store, clock, offload, default_workspace_path=settings.default_workspace_path
         )
-        runtime = None
-        if driver is None:
-            driver = runtime = AgentRuntime(sessions, settings, offload, launcher)
-        sessions.driver = driver
+        # turns, history and events are read through the runtime whatever binds (a driver of
+        # the caller's own binds without processes: its sessions' prompts stay queued)
+        runtime = AgentRuntime(sessions, settings, offload, launcher)
+        sessions.driver = driver or runtime
         catalog = ToolCatalog(registry, sessions)
         approvals = Approvals(
             store,
@@ -127,8 +126,8 @@ def open_app(
             loops=loops,
             agents=runtime,
         )
-        if runtime is not None:  # its agents' permission requests are answered there
-            approvals.answerers.register(PermissionAnswerer(runtime))
+        # its agents' permission requests are answered there
+        approvals.answerers.register(PermissionAnswerer(runtime))
         dispatcher = Dispatcher(registry, services, hooks=engine, approvals=approvals)
         loops.attach(dispatcher)
         upkeep = Upkeep(store, sessions, services.artifacts, sweeps=(approvals.sweep,))

@@ -133,8 +133,7 @@ async def _upkeep_every(app: App, seconds: float) -> None:
             continue
         if report.sessions_stopped or report.artifacts_deleted:
             log.info("upkeep: %s", report.payload())
-        if app.runtime is not None:  # sessions the sweep stopped lose their agents
-            await app.runtime.reconcile()
+        await app.runtime.reconcile()  # sessions the sweep stopped lose their agents
 
 
 def daemon_app(

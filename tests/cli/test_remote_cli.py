@@ -183,7 +183,7 @@ READS = [
     ),
     pytest.param(
         ("session", "create", "--agent", "general", "--provider", "nope", "-o", "json"),
-        2,
+        1,  # model_not_found: no agent of that name (agents.yaml may define more)
         id="create-unknown-provider",
     ),
     pytest.param(
