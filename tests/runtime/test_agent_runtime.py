@@ -530,3 +530,24 @@ async def test_a_waiting_prompt_whose_call_is_cancelled_cancels_the_turn(call: C
         await anyio.sleep(0.01)
         last = (await call.structured("compozy__session_history", {"session_id": sid}))["turns"][-1]
     assert (last["status"], last["stop_reason"]) == ("cancelled", "cancelled")
+
+
+async def test_a_binding_left_by_an_ended_process_does_not_hold_prompts_forever(
+    app: App, call: Caller
+) -> None:
+    sid = await _echo_session(call)
+    ledger = app.sessions.ledger
+    with app.store.write() as writer:  # what a process that died while it bound leaves
+        row = writer.session(sid)
+        assert row is not None
+        state = ledger.state(row)
+        state.runtime.status = "binding"
+        ledger.save(writer, ledger_call(), row, state)
+    turn = await _prompt(call, sid, "still here")
+    assert turn["summary"]["text"] == "echo: still here"
+
+
+def ledger_call() -> Any:
+    from compozy_mcp.calls import CallInfo
+
+    return CallInfo("test")

@@ -103,6 +103,8 @@ class AgentRuntime:
         self._launcher = launcher or SubprocessLauncher()
         self._live: dict[str, LiveAgent] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        #: sessions a prompt of this process is binding right now
+        self._binding: set[str] = set()
         self._turn_done: dict[str, asyncio.Event] = {}
         self._listeners: dict[str, set[asyncio.Queue[dict[str, Any]]]] = {}
         self._events: list[SessionEventRow] = []
@@ -529,9 +531,17 @@ class AgentRuntime:
         if live is not None and not live.closing:
             live.wake.set()
             return
-        record, ticket = await self._offload(self._sessions.binding.begin, call, session_id)
-        if ticket is not None:
-            await self._sessions.bind(call, ticket, record)
+        if session_id in self._binding:
+            return  # the bind under way wakes the agent once it is recorded
+        self._binding.add(session_id)
+        try:
+            # nothing of this process binds the session: a "binding" status is a leftover
+            begin = self._sessions.binding.begin
+            record, ticket = await self._offload(begin, call, session_id, True)
+            if ticket is not None:
+                await self._sessions.bind(call, ticket, record)
+        finally:
+            self._binding.discard(session_id)
 
     async def wait_turn(
         self, call: CallInfo, session_id: str, turn_id: str, timeout: float

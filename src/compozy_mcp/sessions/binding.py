@@ -83,14 +83,16 @@ class RuntimeBinding:
         return workspace.path if workspace is not None else "."
 
     def begin(
-        self, call: CallInfo, session_id: str, *, reuse_live: bool = False
+        self, call: CallInfo, session_id: str, stale_binding: bool = False
     ) -> tuple[Record, BindTicket | None]:
-        """Bind a session that has a selection and no runtime (a prompt's automatic bind)."""
+        """Bind a session that has a selection and no agent here (a prompt's automatic bind).
+        ``stale_binding``: the caller knows no bind of the session is under way, so a
+        ``binding`` status is a leftover (a process that ended while it bound)."""
         tickets: list[BindTicket] = []
 
         def change(writer: StoreWriter, _: SessionRow, state: SessionState) -> bool:
             require_open(call, state, running=True)
-            if state.runtime.status == "binding" and not reuse_live:
+            if state.runtime.status == "binding" and not stale_binding:
                 return False
             found = self.ticket(writer, state, self._workspace_path(writer, state))
             if found is not None:
