@@ -193,24 +193,11 @@ def history(args: argparse.Namespace, context: Context) -> int:
     return EXIT_OK
 
 
-#: what ``session history`` shows without ``--full`` (the compact view of a turn)
-COMPACT_TURN = (
-    "session_id",
-    "turn_id",
-    "turn",
-    "epoch",
-    "status",
-    "prompt",
-    "summary",
-    "created_at",
-    "stop_reason",
-    "started_at",
-    "ended_at",
-)
-
-
 def _compact(turn: dict[str, Any]) -> dict[str, Any]:
-    return {name: turn[name] for name in COMPACT_TURN if name in turn}
+    """What ``session history -o json`` shows without ``--full``: the turn's compact view."""
+    from compozy_mcp.sessions.turn_record import COMPACT_TURN_FIELDS
+
+    return {name: turn[name] for name in COMPACT_TURN_FIELDS if name in turn}
 
 
 def approve(args: argparse.Namespace, context: Context) -> int:

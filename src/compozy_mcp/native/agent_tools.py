@@ -18,7 +18,7 @@ import anyio
 from compozy_mcp.calls import PROGRESS, Progress
 from compozy_mcp.errors import ResourceNotFound, ToolBackendFailed
 from compozy_mcp.native.context import AgentAdmin, ToolCall
-from compozy_mcp.native.registry import Risk, ToolDefinition, count_preview
+from compozy_mcp.native.registry import Handler, Risk, ToolDefinition, count_preview
 from compozy_mcp.native.session_tools import (
     GENERATION,
     PROMPT,
@@ -42,7 +42,7 @@ from compozy_mcp.schemas import (
     tool_input,
 )
 from compozy_mcp.sessions.record_schema import SESSION_ID, SESSION_RESULT
-from compozy_mcp.sessions.turn_record import PROMPT_CHARS, SUMMARY_CHARS
+from compozy_mcp.sessions.turn_record import COMPACT_TURN_FIELDS, PROMPT_CHARS, SUMMARY_CHARS
 from compozy_mcp.views import KEEP, Each, Fields, ViewSpec
 
 SESSIONS = ("compozy__sessions",)
@@ -93,19 +93,7 @@ TURN_RECORD = obj(
         "ended_at",
     ),
 )
-TURN_COMPACT = Fields.of(
-    "session_id",
-    "turn_id",
-    "turn",
-    "epoch",
-    "status",
-    "prompt",
-    "summary",
-    "created_at",
-    "stop_reason",
-    "started_at",
-    "ended_at",
-)
+TURN_COMPACT = Fields.of(*COMPACT_TURN_FIELDS)
 TURN_VIEWS = ViewSpec(Fields({"turn": TURN_COMPACT}), follow_up=("turn.session_id", "turn.turn_id"))
 TURN_RESULT = obj({"turn": TURN_RECORD})
 
@@ -304,6 +292,30 @@ async def _commands(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
     return {"session_id": args["session_id"], "commands": record.get("available_commands", [])}
 
 
+def _on_session(
+    tool_id: str,
+    description: str,
+    handler: Handler,
+    input_schema: dict[str, Any],
+    output_schema: dict[str, Any],
+    *,
+    risk: Risk,
+    **extra: Any,
+) -> ToolDefinition:
+    """A tool that acts on the session its ``session_id`` names (who may: ``acts_on``)."""
+    return ToolDefinition(
+        id=tool_id,
+        description=description,
+        input_schema=input_schema,
+        output_schema=output_schema,
+        handler=handler,
+        risk=risk,
+        toolsets=SESSIONS,
+        acts_on=("session_id",),
+        **extra,
+    )
+
+
 def agent_tools() -> list[ToolDefinition]:
     session_id = {"session_id": SESSION_ID}
     cursor = described(COUNT, "next_cursor of the previous page; 0 or absent: from the start.")
@@ -327,12 +339,13 @@ def agent_tools() -> list[ToolDefinition]:
             preview=count_preview("agents", "agent"),
             idempotent=True,
         ),
-        ToolDefinition(
-            id="compozy__session_prompt",
-            description="Send a prompt to the session's agent as its next turn (binding the "
+        _on_session(
+            "compozy__session_prompt",
+            "Send a prompt to the session's agent as its next turn (binding the "
             "agent first when none runs). With wait, returns once the turn ended or "
             "timeout_seconds passed; otherwise at once with the queued turn.",
-            input_schema=tool_input(
+            _prompt,
+            tool_input(
                 {
                     "session_id": SESSION_ID,
                     "prompt": described(PROMPT, "What to ask the session's agent."),
@@ -342,52 +355,46 @@ def agent_tools() -> list[ToolDefinition]:
                     "timeout_seconds": TIMEOUT,
                 },
             ),
-            output_schema=TURN_RESULT,
-            handler=_prompt,
+            TURN_RESULT,
             risk=Risk.MUTATING,
-            toolsets=SESSIONS,
             views=TURN_VIEWS,
             preview=_turn_preview,
-            acts_on=("session_id",),
         ),
-        ToolDefinition(
-            id="compozy__session_prompt_cancel",
-            description="Cancel the session's running turn and every queued one.",
-            input_schema=tool_input(session_id),
-            output_schema=obj(
+        _on_session(
+            "compozy__session_prompt_cancel",
+            "Cancel the session's running turn and every queued one.",
+            _cancel,
+            tool_input(session_id),
+            obj(
                 {"session_id": STRING, "queued_cancelled": COUNT},
                 {"running_turn_id": {"type": ["string", "null"]}},
             ),
-            handler=_cancel,
             risk=Risk.MUTATING,
-            toolsets=SESSIONS,
-            acts_on=("session_id",),
         ),
-        ToolDefinition(
-            id="compozy__session_wait",
-            description="Wait for a turn (default: the latest) to end; returns it as it is "
+        _on_session(
+            "compozy__session_wait",
+            "Wait for a turn (default: the latest) to end; returns it as it is "
             "when timeout_seconds passes.",
-            input_schema=tool_input(
+            _wait,
+            tool_input(
                 session_id,
                 {
                     "turn_id": described(STRING, "Default: the latest turn."),
                     "timeout_seconds": TIMEOUT,
                 },
             ),
-            output_schema=TURN_RESULT,
-            handler=_wait,
+            TURN_RESULT,
             risk=Risk.READ,
-            toolsets=SESSIONS,
             views=TURN_VIEWS,
             preview=_turn_preview,
             idempotent=True,
-            acts_on=("session_id",),
         ),
-        ToolDefinition(
-            id="compozy__session_history",
-            description="A session's turns, oldest first: prompt, status, stop reason and the "
+        _on_session(
+            "compozy__session_history",
+            "A session's turns, oldest first: prompt, status, stop reason and the "
             "agent's final message (full adds chunks, thoughts, tool calls, plan, usage).",
-            input_schema=tool_input(
+            _history,
+            tool_input(
                 session_id,
                 {
                     "cursor": cursor,
@@ -397,22 +404,18 @@ def agent_tools() -> list[ToolDefinition]:
                     ),
                 },
             ),
-            output_schema=obj(
-                {"session_id": STRING, "turns": array(TURN_RECORD)}, {"next_cursor": COUNT}
-            ),
-            handler=_history,
+            obj({"session_id": STRING, "turns": array(TURN_RECORD)}, {"next_cursor": COUNT}),
             risk=Risk.READ,
-            toolsets=SESSIONS,
             views=HISTORY_VIEWS,
             preview=count_preview("turns", "turn"),
             idempotent=True,
-            acts_on=("session_id",),
         ),
-        ToolDefinition(
-            id="compozy__session_events",
-            description="The raw update stream of a session's agent since cursor (message "
+        _on_session(
+            "compozy__session_events",
+            "The raw update stream of a session's agent since cursor (message "
             "chunks, tool calls, plans, permission requests, turn ends); full adds payloads.",
-            input_schema=tool_input(
+            _events,
+            tool_input(
                 session_id,
                 {
                     "cursor": cursor,
@@ -422,46 +425,37 @@ def agent_tools() -> list[ToolDefinition]:
                     ),
                 },
             ),
-            output_schema=obj(
-                {"session_id": STRING, "events": array(EVENT_RECORD), "next_cursor": COUNT}
-            ),
-            handler=_events,
+            obj({"session_id": STRING, "events": array(EVENT_RECORD), "next_cursor": COUNT}),
             risk=Risk.READ,
-            toolsets=SESSIONS,
             views=EVENTS_VIEWS,
             preview=count_preview("events", "event"),
             idempotent=True,
-            acts_on=("session_id",),
         ),
-        ToolDefinition(
-            id="compozy__session_clear",
-            description="Start a new conversation: earlier turns stay in the history but leave "
+        _on_session(
+            "compozy__session_clear",
+            "Start a new conversation: earlier turns stay in the history but leave "
             "the agent's context. Increments transcript_epoch; a bound agent is replaced.",
-            input_schema=tool_input(
+            _clear,
+            tool_input(
                 {
                     "session_id": SESSION_ID,
                     "transcript_epoch": TRANSCRIPT_EPOCH,
                     "generation": GENERATION,
                 }
             ),
-            output_schema=SESSION_RESULT,
-            handler=_clear,
+            SESSION_RESULT,
             risk=Risk.DESTRUCTIVE,
-            toolsets=SESSIONS,
             views=SESSION_VIEWS,
             preview=_session_preview,
-            acts_on=("session_id",),
         ),
-        ToolDefinition(
-            id="compozy__command_list",
-            description="The commands the session's agent announced (slash commands).",
-            input_schema=tool_input(session_id),
-            output_schema=obj({"session_id": STRING, "commands": array(COMMAND_RECORD)}),
-            handler=_commands,
+        _on_session(
+            "compozy__command_list",
+            "The commands the session's agent announced (slash commands).",
+            _commands,
+            tool_input(session_id),
+            obj({"session_id": STRING, "commands": array(COMMAND_RECORD)}),
             risk=Risk.READ,
-            toolsets=SESSIONS,
             preview=count_preview("commands", "command"),
             idempotent=True,
-            acts_on=("session_id",),
         ),
     ]

@@ -12,6 +12,20 @@ SUMMARY_CHARS = 500
 #: characters of the prompt a turn record shows
 PROMPT_CHARS = 2000
 TERMINAL = ("completed", "cancelled", "failed")
+#: what the compact view of a turn keeps: identity, state, the cut prompt and final message
+COMPACT_TURN_FIELDS = (
+    "session_id",
+    "turn_id",
+    "turn",
+    "epoch",
+    "status",
+    "prompt",
+    "summary",
+    "created_at",
+    "stop_reason",
+    "started_at",
+    "ended_at",
+)
 
 
 def turn_record(turn: TranscriptTurn) -> dict[str, Any]:
