@@ -79,19 +79,7 @@ TURN_RECORD = obj(
         "usage": OPEN_OBJECT,
         "timings": obj({"duration_ms": NUMBER}, {"first_update_ms": NUMBER}),
     },
-    order=(
-        "session_id",
-        "turn_id",
-        "turn",
-        "epoch",
-        "status",
-        "prompt",
-        "summary",
-        "created_at",
-        "stop_reason",
-        "started_at",
-        "ended_at",
-    ),
+    order=COMPACT_TURN_FIELDS,  # the compact fields first, in record order
 )
 TURN_COMPACT = Fields.of(*COMPACT_TURN_FIELDS)
 TURN_VIEWS = ViewSpec(Fields({"turn": TURN_COMPACT}), follow_up=("turn.session_id", "turn.turn_id"))
