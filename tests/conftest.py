@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests import tiers
+from tests import leftovers, tiers
 from tests.runtime.inprocess import InProcessLauncher
 
 from compozy_mcp.assembly import App, open_app
@@ -29,11 +30,27 @@ from compozy_mcp.store import SQLiteStore
 
 START = datetime(2026, 11, 10, 14, 2, 11, tzinfo=UTC)
 SLOW_TIERS = ("process", "node", "bench", "soak")
+_STARTED = pytest.StashKey[float]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("markexpr", "") == "unit":
         tiers.scale = 0.2
+    config.stash[_STARTED] = time.time()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """No agent process outlives the test run (checked once, by the run's main process)."""
+    if hasattr(session.config, "workerinput"):
+        return  # an xdist worker: the main process checks after every worker is done
+    left = leftovers.wait_for_none(session.config.stash[_STARTED])
+    if left:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line("agent processes left running after the tests:", red=True)
+            for line in left:
+                reporter.write_line(f"  {line}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

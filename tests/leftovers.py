@@ -1,0 +1,57 @@
+"""Agent processes a test run leaves behind (issue 12: "after the test suite ... no agent
+process is left running"): the ``echo`` agents started since the run began that still run."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+AGENT_MARK = b"compozy_mcp.agents.echo"
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _boot_time() -> float:
+    for line in Path("/proc/stat").read_text().splitlines():
+        if line.startswith("btime "):
+            return float(line.split()[1])
+    return 0.0
+
+
+def _started_at(pid: str) -> float | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] == "Z":
+        return None  # ended, not yet reaped: not running
+    return _boot_time() + int(fields[19]) / _TICKS
+
+
+def running_agents(since: float) -> list[str]:
+    """``pid: command`` of every echo agent started after ``since`` (epoch seconds)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        started = _started_at(entry.name)
+        if AGENT_MARK in command and started is not None and started >= since - 1:
+            shown = command.replace(b"\0", b" ").decode(errors="replace")
+            found.append(f"{entry.name}: {shown}")
+    return found
+
+
+def wait_for_none(since: float, seconds: float = 10.0) -> list[str]:
+    """The agents still running after up to ``seconds`` (an agent ends shortly after its
+    stdin closes)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        left = running_agents(since)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
