@@ -5,29 +5,30 @@ from __future__ import annotations
 
 import argparse
 
-from compozy_mcp import jsonutil
 from compozy_mcp.cli.context import Context
 from compozy_mcp.cli.options import output_options
+from compozy_mcp.cli.output import Column, Style, emit, table
 from compozy_mcp.cli.reporting import EXIT_OK
+
+AGENT_TABLE = (
+    Column.key("NAME", "name"),
+    Column.key("SOURCE", "source"),
+    Column("MODELS", lambda row: ", ".join(row["models"]) or "-", flex=True),
+    Column.key("DESCRIPTION", "description", flex=True),
+)
 
 
 def list_agents(args: argparse.Namespace, context: Context) -> int:
     listed = context.call(lambda host: host.list_agents(args.workspace))
-    if args.output == "json":
-        print(jsonutil.dumps_pretty(listed))
-        return EXIT_OK
-    agents = listed["agents"]
-    width = max((len(a["name"]) for a in agents), default=4)
-    print(f"{'NAME':<{width}}  {'SOURCE':<9}  {'MODELS':<40}  DESCRIPTION")
-    for agent in agents:
-        models = ", ".join(agent["models"]) or "-"
-        print(
-            f"{agent['name']:<{width}}  {agent['source']:<9}  {models:<40}  "
-            f"{agent['description']}".rstrip()
-        )
-    for problem in listed["problems"]:
-        where = f" agent {problem['agent']}" if "agent" in problem else ""
-        print(f"problem: {problem['source']}{where}: {problem['message']}")
+
+    def readable(style: Style) -> str:
+        lines = [table(AGENT_TABLE, listed["agents"], style)]
+        for problem in listed["problems"]:
+            where = f" agent {problem['agent']}" if "agent" in problem else ""
+            lines.append(f"problem: {problem['source']}{where}: {problem['message']}")
+        return "\n".join(lines)
+
+    emit(args, listed, readable, env=context.env)
     return EXIT_OK
 
 

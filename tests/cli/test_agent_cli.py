@@ -1,0 +1,46 @@
+"""``compozy agent list`` (issue 12) as a user types it: a table of the agents a session can
+run, with the problems of agents.yaml files; ``-o json`` / ``-o yaml`` the route's document."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from tests.clirun import run_cli
+
+
+def _env(home: Path) -> dict[str, str]:
+    return {"COMPOZY_HOME": str(home), "COMPOZY_URL": "none", "COLUMNS": "120", "NO_COLOR": "1"}
+
+
+def test_agent_list_is_a_table_with_the_problems_of_agent_files(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "agents.yaml").write_text(
+        "agents:\n  reviewer:\n    command: reviewer-acp\n    models: [m1, m2]\n"
+        "  broken:\n    args: [x]\n",
+        encoding="utf-8",
+    )
+    done = run_cli("agent", "list", env=_env(home))
+    assert done.returncode == 0, done.stderr
+    header, *rows = done.stdout.splitlines()
+    assert header.split() == ["NAME", "SOURCE", "MODELS", "DESCRIPTION"]
+    names = [row.split()[0] for row in rows if not row.startswith("problem:")]
+    assert names == ["claude", "codex", "echo", "gemini", "reviewer"]
+    reviewer = next(row for row in rows if row.startswith("reviewer"))
+    assert reviewer.split()[1:4] == ["home", "m1,", "m2"]
+    assert (
+        'problem: $COMPOZY_HOME/agents.yaml agent broken: field "command" is required'
+        in done.stdout
+    )
+
+
+def test_agent_list_documents_are_the_routes_payload(tmp_path: Path) -> None:
+    as_json = json.loads(run_cli("agent", "list", "-o", "json", env=_env(tmp_path)).stdout)
+    as_yaml = yaml.safe_load(run_cli("agent", "list", "-o", "yaml", env=_env(tmp_path)).stdout)
+    assert as_json == as_yaml
+    echo = next(agent for agent in as_json["agents"] if agent["name"] == "echo")
+    assert echo["models"] == ["echo-1"]
+    assert echo["command"][1:] == ["-m", "compozy_mcp.agents.echo"]
+    assert as_json["problems"] == []
