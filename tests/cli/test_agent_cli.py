@@ -4,8 +4,12 @@ run, with the problems of agents.yaml files; ``-o json`` / ``-o yaml`` the route
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from tests.clirun import run_cli
 
@@ -44,3 +48,37 @@ def test_agent_list_documents_are_the_routes_payload(tmp_path: Path) -> None:
     assert echo["models"] == ["echo-1"]
     assert echo["command"][1:] == ["-m", "compozy_mcp.agents.echo"]
     assert as_json["problems"] == []
+
+
+@pytest.mark.process
+def test_session_prompt_without_a_daemon_streams_one_json_object_per_update(
+    tmp_path: Path,
+) -> None:
+    """No daemon: the command runs the echo agent itself for its length (a process)."""
+    env = {**os.environ, **_env(tmp_path)}
+    compozy = str(Path(sys.executable).parent / "compozy")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [compozy, *args], env=env, capture_output=True, text=True, timeout=120, check=False
+        )
+
+    made = json.loads(
+        cli("session", "create", "--agent", "g", "--provider", "echo", "-o", "json").stdout
+    )
+    sid = made["session"]["id"]
+    done = cli("session", "prompt", sid, "plan it", "-o", "json")
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = [event["kind"] for event in events]
+    assert kinds[0] == "available_commands_update"
+    assert kinds[1] == "turn_started"
+    assert kinds.count("plan") == 4
+    assert events[-1]["kind"] == "turn_ended"
+    assert events[-1]["payload"] == {"status": "completed", "stop_reason": "end_turn"}
+    history = json.loads(cli("session", "history", sid, "-o", "json").stdout)
+    (turn,) = history["turns"]
+    assert turn["summary"]["text"] == "Plan done: 3 steps."
+    assert "chunks" not in turn  # compact without --full
+    full = json.loads(cli("session", "history", sid, "--full", "-o", "json").stdout)
+    assert len(full["turns"][0]["plan"]) == 3

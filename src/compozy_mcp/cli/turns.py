@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from compozy_mcp import jsonutil
 from compozy_mcp.cli.context import Context
 from compozy_mcp.cli.options import output_options
+from compozy_mcp.cli.output import emit, is_document
 from compozy_mcp.cli.reporting import EXIT_FAILED, EXIT_OK
 
 if TYPE_CHECKING:
@@ -110,14 +111,15 @@ async def _follow(
     import anyio
 
     printer = _Printer(args.session_id)
-    interactive = args.output != "json" and sys.stdin.isatty() and sys.stdout.isatty()
+    lines = is_document(args)  # -o json (and yaml): one JSON object per update, a line each
+    interactive = not lines and sys.stdin.isatty() and sys.stdout.isatty()
     while True:
         page = await host.session_events(args.session_id, {"cursor": cursor, "limit": PAGE})
         for event in page["events"]:
             cursor = event["seq"]
             if event.get("turn_id") not in (turn_id, None):
                 continue
-            if args.output == "json":
+            if lines:
                 print(jsonutil.dumps(event).decode(), flush=True)
             else:
                 printer.show(event)
@@ -141,7 +143,7 @@ def prompt(args: argparse.Namespace, context: Context) -> int:
         turn_id = queued["turn"]["turn_id"]
         ended = await _follow(host, args, turn_id, cursor)
         status = ended.get("status")
-        if args.output != "json":
+        if not is_document(args):
             print(
                 f"turn {queued['turn']['turn']} {status} ({ended.get('stop_reason')})",
                 file=sys.stderr,
@@ -154,11 +156,8 @@ def prompt(args: argparse.Namespace, context: Context) -> int:
 
 
 def _print_turn(args: argparse.Namespace, payload: dict[str, Any]) -> None:
-    if args.output == "json":
-        print(jsonutil.dumps_pretty(payload))
-        return
     turn = payload["turn"]
-    print(f"turn {turn['turn']} {turn['status']}  {turn['turn_id']}")
+    emit(args, payload, lambda _: f"turn {turn['turn']} {turn['status']}  {turn['turn_id']}")
 
 
 def history(args: argparse.Namespace, context: Context) -> int:
@@ -166,10 +165,10 @@ def history(args: argparse.Namespace, context: Context) -> int:
     if args.cursor is not None:
         params["cursor"] = args.cursor
     page = context.call(lambda host: host.session_history(args.session_id, params))
-    if args.output == "json":
+    if is_document(args):
         if not args.full:
             page = {**page, "turns": [_compact(turn) for turn in page["turns"]]}
-        print(jsonutil.dumps_pretty(page))
+        emit(args, page)
         return EXIT_OK
     if not page["turns"]:
         print("no turns")
@@ -203,8 +202,8 @@ def _compact(turn: dict[str, Any]) -> dict[str, Any]:
 def approve(args: argparse.Namespace, context: Context) -> int:
     fields = {"interaction_id": args.interaction_id, "decision": args.decision}
     answer = context.call(lambda host: host.approve_session(args.session_id, fields))
-    if args.output == "json":
-        print(jsonutil.dumps_pretty(answer))
+    if is_document(args):
+        emit(args, answer)
     else:
         title = f" ({answer['title']})" if "title" in answer else ""
         print(f"answered {answer['interaction_id']}{title}: {answer['decision']}")
@@ -217,8 +216,8 @@ def approve(args: argparse.Namespace, context: Context) -> int:
 
 def cancel(args: argparse.Namespace, context: Context) -> int:
     done = context.call(lambda host: host.cancel_turn(args.session_id))
-    if args.output == "json":
-        print(jsonutil.dumps_pretty(done))
+    if is_document(args):
+        emit(args, done)
     else:
         running = done.get("running_turn_id") or "no running turn"
         print(f"cancelled: {running}; {done['queued_cancelled']} queued")
