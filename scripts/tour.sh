@@ -28,15 +28,9 @@ run compozy tool invoke compozy__session_spawn \
   --input '{"parent_session_id":"sess-example","agent_name":"general","ttl_seconds":3600,"tools":["compozy__session_*"],"prompt":"Find the flaky test"}'
 run compozy agent list
 run compozy session prompt sess-example "hello, agent"
-# "write" makes echo ask permission: answer it as soon as it is pending
-( for _ in $(seq 200); do
-    id=$(compozy session status sess-example -o json | python3 -c 'import json,sys; p=json.load(sys.stdin)["session"]["pending_interactions"]; print(p[0]["interaction_id"] if p else "")')
-    if [ -n "$id" ]; then printf '\n$ compozy session approve sess-example %s allow-once\n' "$id"; compozy session approve sess-example "$id" allow-once; break; fi
-    sleep 0.1
-  done ) &
-approver=$!
-run compozy session prompt sess-example "write the notes" </dev/null
-wait "$approver"
+run compozy session prompt sess-example "write the notes" --no-wait
+run compozy session approve sess-example allow-once
+run compozy tool invoke compozy__session_wait --input '{"session_id":"sess-example"}'
 run compozy session history sess-example
 run compozy tool invoke compozy__session_history --input '{"session_id":"sess-example","result_view":"full"}' -o json
 run compozy tool info compozy__session_status

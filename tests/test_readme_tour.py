@@ -60,3 +60,7 @@ def test_the_tour_runs_against_a_daemon_on_another_port(tmp_path: Path) -> None:
     )
     assert 'did you mean "compozy__session_status"' in done.stderr
     assert '"sess-example"' in done.stdout
+    # the echo agent's turns: a reply, and a write it was allowed to make once answered
+    assert "echo: hello, agent" in done.stdout
+    assert "(Write notes.txt): allow-once" in done.stdout
+    assert "wrote notes.txt" in done.stdout

@@ -82,3 +82,39 @@ def test_session_prompt_without_a_daemon_streams_one_json_object_per_update(
     assert "chunks" not in turn  # compact without --full
     full = json.loads(cli("session", "history", sid, "--full", "-o", "json").stdout)
     assert len(full["turns"][0]["plan"]) == 3
+
+
+def test_session_approve_without_an_id_needs_exactly_one_pending_interaction(
+    tmp_path: Path,
+) -> None:
+    from compozy_mcp.assembly import open_app
+    from compozy_mcp.calls import CallInfo
+    from compozy_mcp.config import Settings
+    from compozy_mcp.sessions.model import Interaction
+
+    env = _env(tmp_path)
+    created = run_cli("session", "create", "--agent", "g", "-o", "json", env=env)
+    sid = json.loads(created.stdout)["session"]["id"]
+    with open_app(Settings(home=tmp_path)) as app, app.store.write() as writer:
+        ledger = app.sessions.ledger
+        row = writer.session(sid)
+        assert row is not None
+        state = ledger.state(row)
+        for n in (1, 2):
+            state.pending_interactions.append(
+                Interaction(
+                    interaction_id=f"int-{n}",
+                    kind="permission",
+                    provider_request_id=f"req-{n}",
+                    created_at="2026-12-03T10:00:00Z",
+                )
+            )
+        ledger.save(writer, CallInfo("test"), row, state)
+    done = run_cli("session", "approve", sid, "allow-once", env=env)
+    assert done.returncode == 2
+    assert f'session "{sid}" has 2 pending interactions (int-1, int-2): name the one to answer' in (
+        done.stderr
+    )
+    extra = run_cli("session", "approve", sid, "int-1", "allow-once", "more", env=env)
+    assert extra.returncode == 2
+    assert "takes the interaction id (optional) and one choice; got 3 words" in extra.stderr

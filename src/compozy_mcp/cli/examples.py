@@ -126,7 +126,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "compozy session history sess-1 -o json",
     ),
     "session approve": (
-        "compozy session approve sess-1 int-52c1 allow-once",
+        "compozy session approve sess-1 allow-once",
         "compozy session approve sess-1 int-52c1 reject-always",
     ),
     "session cancel": ("compozy session cancel sess-1",),

@@ -22,6 +22,8 @@ from compozy_mcp.cli.context import Context
 from compozy_mcp.cli.options import output_options
 from compozy_mcp.cli.output import emit, is_document
 from compozy_mcp.cli.reporting import EXIT_FAILED, EXIT_OK
+from compozy_mcp.errors import InvalidRequest
+from compozy_mcp.reasons import Reason
 
 if TYPE_CHECKING:
     from compozy_mcp.hostapi import HostClient
@@ -199,9 +201,50 @@ def _compact(turn: dict[str, Any]) -> dict[str, Any]:
     return {name: turn[name] for name in COMPACT_TURN_FIELDS if name in turn}
 
 
+#: how long ``session approve ID CHOICE`` waits for the session's request to appear
+PENDING_WAIT_SECONDS = 10.0
+
+
+async def _only_pending(host: HostClient, session_id: str) -> str:
+    """The one pending interaction of a session, waiting a little for it to appear (a prompt
+    just sent); more than one must be named."""
+    import anyio
+
+    with anyio.move_on_after(PENDING_WAIT_SECONDS):
+        while True:
+            session = (await host.session_status(session_id))["session"]
+            pending = session["pending_interactions"]
+            if len(pending) > 1:
+                ids = ", ".join(item["interaction_id"] for item in pending)
+                raise InvalidRequest(
+                    f'session "{session_id}" has {len(pending)} pending interactions '
+                    f"({ids}): name the one to answer",
+                    reason=Reason.INTERACTION_NOT_FOUND,
+                )
+            if pending:
+                return str(pending[0]["interaction_id"])
+            await anyio.sleep(0.1)
+    raise InvalidRequest(
+        f'session "{session_id}" has no pending interaction (waited {PENDING_WAIT_SECONDS:g} s)',
+        reason=Reason.INTERACTION_NOT_FOUND,
+    )
+
+
 def approve(args: argparse.Namespace, context: Context) -> int:
-    fields = {"interaction_id": args.interaction_id, "decision": args.decision}
-    answer = context.call(lambda host: host.approve_session(args.session_id, fields))
+    *named, decision = args.answer
+    if len(named) > 1:
+        raise InvalidRequest(
+            "session approve takes the interaction id (optional) and one choice; "
+            f"got {len(args.answer)} words",
+            reason=Reason.REQUEST_INVALID,
+        )
+
+    async def run(host: HostClient) -> dict[str, Any]:
+        interaction = named[0] if named else await _only_pending(host, args.session_id)
+        fields = {"interaction_id": interaction, "decision": decision}
+        return await host.approve_session(args.session_id, fields)
+
+    answer = context.call(run)
     if is_document(args):
         emit(args, answer)
     else:
@@ -248,12 +291,13 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="answer a pending interaction: an approval prompt or the agent's permission request",
     )
     cmd.add_argument("session_id", metavar="ID", help="the session")
-    cmd.add_argument("interaction_id", metavar="INTERACTION", help="pending interaction id")
     cmd.add_argument(
-        "decision",
-        metavar="CHOICE",
-        help="an approval: allow-once, allow-always, reject-once or reject-always; a permission "
-        "request: one of the choices the agent offered",
+        "answer",
+        nargs="+",
+        metavar="[INTERACTION] CHOICE",
+        help="the pending interaction's id (default: the session's only one, waited for up to "
+        "10 s), then an approval's allow-once, allow-always, reject-once or reject-always, or "
+        "one of the choices the agent offered",
     )
     output_options(cmd)
 
