@@ -155,14 +155,23 @@ class Relay:
     async def serving(self) -> AsyncIterator[None]:
         """Hold the connection to the daemon while the relay serves (call :meth:`prepare`
         first), following its listing's changes."""
-        async with self._connected() as client, anyio.create_task_group() as tasks:
-            self._upstream = client
-            tasks.start_soon(self._follow_changes, client)
+        connection = contextlib.AsyncExitStack()
+        client = await connection.enter_async_context(self._connected())
+        try:
+            async with anyio.create_task_group() as tasks:
+                self._upstream = client
+                tasks.start_soon(self._follow_changes, client)
+                try:
+                    yield
+                finally:
+                    self._upstream = None
+                    tasks.cancel_scope.cancel()
+        finally:
             try:
-                yield
-            finally:
-                self._upstream = None
-                tasks.cancel_scope.cancel()
+                await connection.aclose()
+            except* (anyio.BrokenResourceError, anyio.ClosedResourceError, httpx2.TransportError):
+                # the daemon went first (stopped before this proxy): there is nothing to close
+                log.debug("the connection to the daemon at %s was already gone", self.target)
 
     async def _follow_changes(self, client: Client) -> None:
         """List again, and tell the relay's clients, whenever the daemon's tools change; a
