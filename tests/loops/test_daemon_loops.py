@@ -40,6 +40,24 @@ def _serve(home: Home) -> Any:
     return running_daemon(home, "--port", "0", "--no-uds", listeners=1)
 
 
+def _new_session(home: Home, url: str) -> str:
+    """A session made on the daemon at ``url``, through the CLI; its id."""
+    created = compozy(
+        home,
+        "--url",
+        url,
+        "tool",
+        "invoke",
+        "compozy__session_create",
+        "--input",
+        '{"agent_name":"general"}',
+        "-o",
+        "json",
+    )
+    session: str = json.loads(ok(created))["result"]["structured"]["session"]["id"]
+    return session
+
+
 def test_a_run_on_a_daemon_survives_a_restart(tmp_path: Path) -> None:
     home = Home.make(tmp_path)
     path = tmp_path / "loop.yaml"
@@ -47,23 +65,7 @@ def test_a_run_on_a_daemon_survives_a_restart(tmp_path: Path) -> None:
     with _serve(home) as daemon:
         url = daemon.url
         assert url is not None
-        made = json.loads(
-            ok(
-                compozy(
-                    home,
-                    "--url",
-                    url,
-                    "tool",
-                    "invoke",
-                    "compozy__session_create",
-                    "--input",
-                    '{"agent_name":"general"}',
-                    "-o",
-                    "json",
-                )
-            )
-        )
-        session = made["result"]["structured"]["session"]["id"]
+        session = _new_session(home, url)
         out = ok(
             compozy(
                 home, "--url", url, "loop", "run", str(path), "--input", f"session_id={session}"
@@ -155,23 +157,7 @@ def test_a_daemon_killed_in_the_middle_of_a_node_resumes_the_run(tmp_path: Path)
     with _serve(home) as daemon:
         url = daemon.url
         assert url is not None
-        made = json.loads(
-            ok(
-                compozy(
-                    home,
-                    "--url",
-                    url,
-                    "tool",
-                    "invoke",
-                    "compozy__session_create",
-                    "--input",
-                    '{"agent_name":"general"}',
-                    "-o",
-                    "json",
-                )
-            )
-        )
-        session = made["result"]["structured"]["session"]["id"]
+        session = _new_session(home, url)
         out = ok(
             compozy(
                 home,
