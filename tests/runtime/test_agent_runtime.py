@@ -551,3 +551,32 @@ def ledger_call() -> Any:
     from compozy_mcp.calls import CallInfo
 
     return CallInfo("test")
+
+
+async def test_a_changed_agents_file_is_read_again_and_an_unchanged_one_is_not(
+    app: App, call: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compozy_mcp.agents import definitions
+
+    home = app.settings.home
+    home.mkdir(parents=True, exist_ok=True)
+    agents_file = home / "agents.yaml"
+    agents_file.write_text("agents:\n  one:\n    command: one-acp\n", encoding="utf-8")
+    reads: list[str] = []
+    real = definitions.read_file
+
+    def counted(file: definitions.AgentFile, into: definitions.AgentCatalog) -> None:
+        reads.append(file.shown_as)
+        real(file, into)
+
+    monkeypatch.setattr(definitions, "read_file", counted)
+    listed = await call.structured("compozy__agent_list")
+    await call.create(provider="one")
+    await call.structured("compozy__agent_list")
+    assert "one" in [a["name"] for a in listed["agents"]]
+    assert reads == ["$COMPOZY_HOME/agents.yaml"]  # read once, for three uses
+    # another size too: a file rewritten within one clock tick keeps its modification time
+    agents_file.write_text("agents:\n  two:\n    command: second-acp\n", encoding="utf-8")
+    again = await call.structured("compozy__agent_list")
+    assert [a["name"] for a in again["agents"]][-1] == "two"
+    assert "one" not in [a["name"] for a in again["agents"]]

@@ -167,6 +167,14 @@ class AgentFile:
     def home(cls, home: Path) -> AgentFile:
         return cls(home / FILE_NAME, f"$COMPOZY_HOME/{FILE_NAME}", HOME, home)
 
+    def stamp(self) -> tuple[int, int] | None:
+        """What tells a change: modification time and size, or ``None`` when absent."""
+        try:
+            found = self.path.stat()
+        except OSError:
+            return None
+        return (found.st_mtime_ns, found.st_size)
+
     @classmethod
     def workspace(cls, root: Path) -> AgentFile:
         return cls(
@@ -260,10 +268,36 @@ def read_file(file: AgentFile, into: AgentCatalog) -> None:
             into.problems.append({"source": file.shown_as, "agent": name, "message": problem})
 
 
+def agent_files(home: Path, workspace_root: Path | None = None) -> list[AgentFile]:
+    """The files a catalog is read from, in the order they apply (later wins)."""
+    files = [AgentFile.home(home)]
+    if workspace_root is not None:
+        files.append(AgentFile.workspace(workspace_root))
+    return files
+
+
 def load_catalog(home: Path, workspace_root: Path | None = None) -> AgentCatalog:
     """Built-ins, then ``$COMPOZY_HOME/agents.yaml``, then the workspace's file (later wins)."""
     catalog = AgentCatalog(dict(BUILTINS), [])
-    read_file(AgentFile.home(home), catalog)
-    if workspace_root is not None:
-        read_file(AgentFile.workspace(workspace_root), catalog)
+    for file in agent_files(home, workspace_root):
+        read_file(file, catalog)
     return catalog
+
+
+class CatalogCache:
+    """Catalogs by workspace, read again only when one of their files changed (a stat per
+    file, instead of parsing YAML on every session created or bound)."""
+
+    def __init__(self, home: Path) -> None:
+        self._home = home
+        self._read: dict[str | None, tuple[tuple[object, ...], AgentCatalog]] = {}
+
+    def get(self, workspace_path: str | None) -> AgentCatalog:
+        root = Path(workspace_path) if workspace_path else None
+        stamps = tuple(file.stamp() for file in agent_files(self._home, root))
+        cached = self._read.get(workspace_path)
+        if cached is not None and cached[0] == stamps:
+            return cached[1]
+        catalog = load_catalog(self._home, root)
+        self._read[workspace_path] = (stamps, catalog)
+        return catalog

@@ -2,8 +2,9 @@
 nothing applied and no tool called.
 
 The payload is the one given, or a sample built for a named tool: its input (given, or one that
-fills the tool's required fields with placeholders), the calling session's real context when
-one is named, a placeholder result (post_call) or error (post_error).
+fills the tool's required fields with sample values of their types), the calling session's real
+context when one is named, and a sample result (post_call) or error (post_error). A sample is
+what the dry run is for: the hook sees a payload of the right shape without any tool running.
 """
 
 from __future__ import annotations
@@ -28,14 +29,14 @@ GLOB_CHARACTERS = "*?["
 
 
 def sample_input(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """An input with each required field filled with a placeholder of its type."""
+    """An input with each required field filled with a sample value of its type."""
     properties = schema.get("properties", {})
     return {
-        name: _placeholder(name, properties.get(name, {})) for name in schema.get("required", ())
+        name: _sample_value(name, properties.get(name, {})) for name in schema.get("required", ())
     }
 
 
-def _placeholder(name: str, schema: Mapping[str, Any]) -> Any:
+def _sample_value(name: str, schema: Mapping[str, Any]) -> Any:
     if schema.get("enum"):
         return schema["enum"][0]
     kind = schema.get("type")

@@ -220,10 +220,9 @@ async def _wait(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
     session_id = args["session_id"]
     turn_id = args.get("turn_id")
     if turn_id is None:
-        history = agents.history(call.info, session_id, 0, 10_000)
-        if not history["turns"]:
+        turn_id = agents.latest_turn_id(call.info, session_id)
+        if turn_id is None:
             raise ToolBackendFailed(call.tool_id, f'session "{session_id}" has no turns yet')
-        turn_id = history["turns"][-1]["turn_id"]
     timeout = float(args.get("timeout_seconds", 600))
     return {"turn": await agents.wait_turn(call.info, session_id, turn_id, timeout)}
 

@@ -27,11 +27,10 @@ import secrets
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compozy_mcp import jsonutil
-from compozy_mcp.agents.definitions import AgentCatalog, AgentDefinition, load_catalog
+from compozy_mcp.agents.definitions import AgentCatalog, AgentDefinition, CatalogCache
 from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import timestamp
@@ -101,6 +100,7 @@ class AgentRuntime:
         self._settings = settings
         self._offload = offload
         self._launcher = launcher or SubprocessLauncher()
+        self._catalogs = CatalogCache(settings.home)
         self._live: dict[str, LiveAgent] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         #: sessions a prompt of this process is binding right now
@@ -113,8 +113,7 @@ class AgentRuntime:
     # --- definitions ---------------------------------------------------------------------
 
     def agents(self, workspace_path: str | None = None) -> AgentCatalog:
-        root = Path(workspace_path) if workspace_path else None
-        return load_catalog(self._settings.home, root)
+        return self._catalogs.get(workspace_path)
 
     def live_sessions(self) -> list[str]:
         return sorted(self._live)
@@ -638,6 +637,14 @@ class AgentRuntime:
             )
         pending.answer.set_result(decision)
         return interaction
+
+    def latest_turn_id(self, call: CallInfo, session_id: str) -> str | None:
+        """The id of the session's last turn, ``None`` before its first prompt."""
+        ledger = self._sessions.ledger
+        with ledger.store.read() as reader:
+            _, state = ledger.load(reader, call, session_id, read_only=True)
+            last = reader.transcript(session_id, after_turn=state.transcript_turns - 1, limit=1)
+        return last[0].turn_id if last else None
 
     def history(
         self, call: CallInfo, session_id: str, after_turn: int, limit: int

@@ -132,6 +132,20 @@ class Sessions:
             row = reader.session(session_id)
         return row.workspace_id if row is not None else None
 
+    def _selection(
+        self,
+        call: CallInfo,
+        workspace_id: str | None,
+        provider: str | None,
+        model: str | None,
+        reasoning_effort: str | None,
+    ) -> Selection | None:
+        """The checked selection a call asks for; ``None`` (nothing read) without a provider."""
+        if provider is None:
+            return None
+        catalog = self.agent_catalog(workspace_id)
+        return checked_selection(call, catalog, provider, model, reasoning_effort)
+
     async def bind(self, call: CallInfo, ticket: BindTicket | None, record: Record) -> Record:
         """Start the agent of a ticket and record the outcome (shielded: a caller that goes
         away must not leave the session ``binding`` or an agent without its session)."""
@@ -205,8 +219,7 @@ class Sessions:
         model: str | None = None,
         reasoning_effort: str | None = None,
     ) -> Record:
-        catalog = self.agent_catalog(workspace_id)
-        selection = checked_selection(call, catalog, provider, model, reasoning_effort)
+        selection = self._selection(call, workspace_id, provider, model, reasoning_effort)
         if call.scope.session_id is not None:  # a managed session creates only children
             request = SpawnRequest(
                 agent_name=agent_name,
@@ -324,8 +337,10 @@ class Sessions:
         model: str | None = None,
         reasoning_effort: str | None = None,
     ) -> Record:
-        catalog = self.agent_catalog(self._session_workspace(request.parent_session_id))
-        selection = checked_selection(call, catalog, provider, model, reasoning_effort)
+        workspace_id = (
+            self._session_workspace(request.parent_session_id) if provider is not None else None
+        )
+        selection = self._selection(call, workspace_id, provider, model, reasoning_effort)
         if selection is not None:
             request = replace(request, selection=selection)
         return await self._offload(self.spawner.spawn, call, request)
