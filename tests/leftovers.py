@@ -1,13 +1,19 @@
 """Agent processes a test run leaves behind (issue 12: "after the test suite ... no agent
-process is left running"): the ``echo`` agents started since the run began that still run."""
+process is left running"): the ``echo`` agents started since the run began that still run.
+
+Only this checkout's agents count (their command is this virtualenv's interpreter): another
+checkout's test run on the same machine is not this run's doing."""
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
 AGENT_MARK = b"compozy_mcp.agents.echo"
+#: the interpreter of this checkout's virtualenv, which every agent it starts runs on
+INTERPRETER_MARK = os.fsencode(Path(sys.prefix) / "bin") + b"/"
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -39,8 +45,10 @@ def running_agents(since: float) -> list[str]:
             command = (entry / "cmdline").read_bytes()
         except OSError:
             continue
+        if AGENT_MARK not in command or not command.startswith(INTERPRETER_MARK):
+            continue
         started = _started_at(entry.name)
-        if AGENT_MARK in command and started is not None and started >= since - 1:
+        if started is not None and started >= since - 1:
             shown = command.replace(b"\0", b" ").decode(errors="replace")
             found.append(f"{entry.name}: {shown}")
     return found
