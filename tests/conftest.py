@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from tests import leftovers, runstats, tiers
+from tests.api.support import Daemon, Home, running_daemon, short_dir
 from tests.runtime.inprocess import InProcessLauncher
 
 from compozy_mcp.assembly import App, open_app
@@ -127,6 +128,27 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     with _no_processes_for(item):
         return (yield)
+
+
+@pytest.fixture(scope="module")
+def shared_home(tmp_path_factory: pytest.TempPathFactory) -> Home:
+    """A data directory a module's tests share, with :func:`shared_daemon`. A module that
+    needs other settings (``COMPOZY_PERMISSION_MODE``, a token) overrides this fixture."""
+    return Home.make(tmp_path_factory.mktemp("shared"))
+
+
+@pytest.fixture(scope="module")
+def shared_daemon(shared_home: Home) -> Iterator[Daemon]:
+    """``compozy serve`` on ``shared_home``, on loopback TCP and a Unix socket, started once for
+    all of a module's tests (a daemon costs ~1.5 s of CPU to start and stop): for a test that
+    needs a daemon but not a fresh one. Such a test makes its own sessions and asserts on
+    them only, never on what the whole store holds; a test that stops, restarts or
+    reconfigures its daemon starts its own (:func:`tests.api.support.running_daemon`)."""
+    with (
+        short_dir() as where,
+        running_daemon(shared_home, "--port", "0", "--uds", str(where / "d.sock")) as daemon,
+    ):
+        yield daemon
 
 
 @pytest.fixture
