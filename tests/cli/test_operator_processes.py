@@ -372,9 +372,11 @@ def test_completion_scripts_complete_commands_in_bash(home: Home) -> None:
 
 
 def test_the_installed_command_serves_mcp(home: Home, tmp_path: Path) -> None:
-    done = _cli(home, "install", "claude-code", "--workspace", str(tmp_path))
+    # your own configuration (--scope user, the default): HOME is the test's
+    mine = Home(home.path, {**home.env, "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    done = _cli(mine, "install", "claude-code", "--workspace", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    server = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["compozy"]
+    server = json.loads((tmp_path / ".claude.json").read_text())["mcpServers"]["compozy"]
     request = {
         "jsonrpc": "2.0",
         "id": 1,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from compozy_mcp import jsonutil
 from compozy_mcp.cli.reporting import EXIT_OK
-from compozy_mcp.errors import ConfigError
+from compozy_mcp.errors import InvalidRequest
 
 if TYPE_CHECKING:
     from mcp.server import Server
@@ -37,14 +37,14 @@ def parse_address(text: str) -> tuple[str, int]:
     """``HOST:PORT``, ``[IPv6]:PORT`` or ``:PORT`` (loopback)."""
     host, sep, port_text = text.rpartition(":")
     if not sep:
-        raise ConfigError(f"--http takes HOST:PORT, got {text!r}")
+        raise InvalidRequest(f"--http takes HOST:PORT, got {text!r}")
     host = host.strip("[]") or "127.0.0.1"
     try:
         port = int(port_text)
     except ValueError:
-        raise ConfigError(f"--http port must be a number, got {port_text!r}") from None
+        raise InvalidRequest(f"--http port must be a number, got {port_text!r}") from None
     if not 0 <= port <= 65535:
-        raise ConfigError(f"--http port must be between 0 and 65535, got {port}")
+        raise InvalidRequest(f"--http port must be between 0 and 65535, got {port}")
     return host, port
 
 
@@ -116,7 +116,7 @@ def discovery_option(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, context: Context) -> int:
     if args.page_size is not None and args.page_size < 1:
-        raise ConfigError("--page-size must be at least 1")
+        raise InvalidRequest("--page-size must be at least 1")
     daemon = context.daemon()
     if daemon is not None:
         return _relay(args, context, daemon)

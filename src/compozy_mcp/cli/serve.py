@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from compozy_mcp.cli.context import DEFAULT_SOCKET
 from compozy_mcp.cli.proxy import discovery_option
 from compozy_mcp.cli.reporting import EXIT_OK
-from compozy_mcp.errors import ConfigError
+from compozy_mcp.errors import ConfigError, InvalidRequest
 
 if TYPE_CHECKING:
     from compozy_mcp.cli.context import Context
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
             "--token-file or COMPOZY_TOKEN (every request must then carry it)"
         )
     if not 0 <= args.port <= 65535:
-        raise ConfigError(f"--port must be between 0 and 65535, got {args.port}")
+        raise InvalidRequest(f"--port must be between 0 and 65535, got {args.port}")
     settings = context.settings()
     path = Path(args.uds).expanduser() if args.uds else settings.home / SOCKET_NAME
 
