@@ -296,8 +296,8 @@ def test_mcp_list_check_connects_to_each_server_now(
         "restarts": 0,
     }
     down = rows["down"]["check"]
-    assert down["state"] == "down"  # type: ignore[index]
-    assert 'cannot reach MCP server "down" at http://127.0.0.1:9/mcp' in down["last_error"]  # type: ignore[index]
+    assert down["state"] == "down"
+    assert 'cannot reach MCP server "down" at http://127.0.0.1:9/mcp' in down["last_error"]
     text = mcp(env, "list", "--check")
     assert text.returncode == 1
     assert "check: ready, 8 tools" in text.stdout

@@ -323,7 +323,8 @@ def test_session_cancel_counts_only_the_queued_turns(daemon: Daemon, daemon_home
 
     def status(sid: str) -> dict[str, Any]:
         found: dict[str, Any] = json.loads(cli("session", "status", sid, "-o", "json").stdout)
-        return found["session"]
+        session: dict[str, Any] = found["session"]
+        return session
 
     made = json.loads(
         cli("session", "create", "--agent", "g", "--provider", "echo", "-o", "json").stdout
