@@ -208,7 +208,9 @@ def running(
 
     @contextlib.asynccontextmanager
     async def hold() -> AsyncIterator[None]:
-        async with connected.running():
+        # the server waits for the first attempts when it lists (ProxyServer), not here:
+        # requests are read meanwhile, and a client that goes away ends the proxy at once
+        async with connected.running(settle=False):
             yield
 
     return hold
@@ -287,8 +289,4 @@ def _serve(
             served += f" of the compozy daemon at {context.target}"
         announce_stdio("compozy proxy", served, "compozy proxy")
 
-        async def stdio() -> None:
-            async with around() if around is not None else contextlib.nullcontext():
-                await transports.serve_stdio(server)
-
-        anyio.run(stdio)
+        anyio.run(transports.serve_stdio, server, around)

@@ -289,6 +289,8 @@ class ProxyServer:
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
         self.changes.remember(ctx)
+        if self.upstreams is not None:
+            await self.upstreams.settled()  # the first listing has the servers that start
         return self.listing(self._scope(ctx)).page(params)
 
     async def _call_tool(
@@ -296,6 +298,8 @@ class ProxyServer:
     ) -> CallToolResult | InputRequiredResult:
         self.changes.remember(ctx)
         name = params.name
+        if self.upstreams is not None:
+            await self.upstreams.settled()
         try:
             return await self.route(ctx, self._scope(ctx), name, params.arguments)
         except CompozyError as error:

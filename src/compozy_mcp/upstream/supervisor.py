@@ -274,6 +274,8 @@ class Upstreams:
         self._dirty: anyio.Event | None = None
         self._tools_changed = False
         self._cache: tuple[int, tuple[ExternalTool, ...]] | None = None
+        #: when waiting for the servers' first attempts stops (set by :meth:`running`)
+        self._settle_deadline: float | None = None
         self.servers: dict[str, Upstream] = {}
         for definition in sorted(definitions, key=lambda d: d.name):
             cwd = workspace if definition.scope is Scope.WORKSPACE else None
@@ -376,12 +378,29 @@ class Upstreams:
         except OSError as exc:
             log.warning("cannot record MCP server states (%s)", exc.strerror or type(exc).__name__)
 
+    async def settled(self) -> None:
+        """Wait until each server's first attempt has ended, at most until ``SETTLE_SECONDS``
+        (or the longest start-up timeout) after :meth:`running` began; at once after that. A
+        listing read after this has the servers that start."""
+        if self._settle_deadline is None:
+            return
+        remaining = self._settle_deadline - anyio.current_time()
+        if remaining > 0:
+            with anyio.move_on_after(remaining):
+                for server in self.servers.values():
+                    await server.settled.wait()
+        if all(server.settled.is_set() for server in self.servers.values()) or remaining <= 0:
+            self._settle_deadline = None  # nobody waits again
+
     @contextlib.asynccontextmanager
     async def running(self, *, settle: bool = True) -> AsyncIterator[Upstreams]:
-        """Connect every server for as long as the block runs; with ``settle``, wait (at most
-        ``SETTLE_SECONDS``) until each first attempt has ended, so that the first listing a
-        client reads already has the servers that start."""
+        """Connect every server for as long as the block runs; with ``settle``, wait here for
+        :meth:`settled` (a server that serves listings calls it instead: it reads its client's
+        requests meanwhile, so that a client that goes away is noticed at once)."""
         self._dirty = anyio.Event()
+        if self.servers:
+            longest = max(s.definition.timeouts.startup for s in self.servers.values())
+            self._settle_deadline = anyio.current_time() + min(longest, SETTLE_SECONDS)
         if self._publish:
             await anyio.to_thread.run_sync(self._board.sweep)
         try:
@@ -389,11 +408,8 @@ class Upstreams:
                 for server in self.servers.values():
                     tasks.start_soon(server.run, name=f"mcp-server-{server.name}")
                 tasks.start_soon(self._announce, name="mcp-server-announcements")
-                if settle and self.servers:
-                    longest = max(s.definition.timeouts.startup for s in self.servers.values())
-                    with anyio.move_on_after(min(longest, SETTLE_SECONDS)):
-                        for server in self.servers.values():
-                            await server.settled.wait()
+                if settle:
+                    await self.settled()
                 try:
                     yield self
                 finally:
