@@ -34,7 +34,7 @@ from mcp import types
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from compozy_mcp.errors import McpServerUnavailable, ToolBackendFailed
+from compozy_mcp.errors import McpServerUnavailable, ToolBackendFailed, ToolNotFound
 from compozy_mcp.info.external import ExternalTool
 from compozy_mcp.reasons import Reason
 from compozy_mcp.upstream.config import SEPARATOR, Scope, ServerDefinition
@@ -213,11 +213,15 @@ class Upstream:
         meta: dict[str, Any] | None = None,
     ) -> types.CallToolResult:
         """Forward a call; the result (``isError`` included) and the server's own JSON-RPC
-        errors come back as sent. Raises :class:`McpServerUnavailable` when the server is not
+        errors come back as sent. Raises :class:`ToolNotFound` (naming ``tool_id``) for a tool
+        the server did not list, :class:`McpServerUnavailable` when the server is not
         connected, does not answer within ``timeouts.call`` or goes away mid-call."""
         connection = self._connection
         if connection is None or self.state is not State.READY:
             raise self._not_connected(tool_id)
+        if not any(tool.name == name for tool in self.tools):
+            # the caller hears of the name it used (<server>__<tool>), not of the server's own
+            raise ToolNotFound(tool_id)
         limit = self.definition.timeouts.call
         try:
             with anyio.fail_after(limit):
@@ -317,7 +321,7 @@ class Upstreams:
 
     def route(self, tool_id: str) -> tuple[Upstream, str] | None:
         """The server a ``<server>__<tool>`` name belongs to, and the server's own name for it
-        (whether or not the tool exists: the server answers that)."""
+        (whether or not the tool exists: :meth:`Upstream.call` says)."""
         server, found, name = tool_id.partition(SEPARATOR)
         upstream = self.servers.get(server) if found and name else None
         return (upstream, name) if upstream is not None else None
