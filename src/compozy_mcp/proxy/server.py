@@ -4,6 +4,7 @@ upstream MCP servers), ``tools/call`` through dispatch or forwarded to the serve
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -25,7 +26,7 @@ from mcp.types import (
 
 from compozy_mcp import __version__
 from compozy_mcp.assembly import App
-from compozy_mcp.calls import OPERATOR, PROGRESS, CallScope, scope_of
+from compozy_mcp.calls import OPERATOR, PROGRESS, RESULT_CEILING, CallScope, scope_of
 from compozy_mcp.dispatch import ToolResult
 from compozy_mcp.errors import (
     CompozyError,
@@ -48,6 +49,7 @@ from compozy_mcp.proxy.elicit import ask_person
 from compozy_mcp.proxy.listing import mcp_tool
 from compozy_mcp.proxy.notify import ToolsChanged
 from compozy_mcp.proxy.paging import Pages
+from compozy_mcp.proxy.streaming import MCP_RESULT_CEILING, MESSAGE_OVERHEAD, SSE_EVENT_CAP
 from compozy_mcp.reasons import Reason
 from compozy_mcp.upstream.supervisor import Upstream, Upstreams
 
@@ -167,6 +169,17 @@ def _forwarded_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
         for key, value in (meta or {}).items()
         if key not in ("progressToken", "progress_token") and not key.startswith(RESERVED_META)
     }
+
+
+def _over_http(ctx: ServerRequestContext[Any]) -> bool:
+    """Whether the request came over Streamable HTTP (its answer may be an event stream)."""
+    return getattr(ctx.request, "headers", None) is not None
+
+
+def _progress_token(meta: Mapping[str, Any] | None) -> Any:
+    """The progress token of a request (the SDK sends progress only when there is one)."""
+    found = meta or {}
+    return found.get("progressToken", found.get("progress_token"))
 
 
 def _approval_token(meta: Mapping[str, Any] | None) -> str | None:
@@ -350,6 +363,8 @@ class ProxyServer:
 
         # the SDK sends progress only when the request carried a progress token
         reporting = PROGRESS.set(report)
+        # over HTTP the result may travel in one event of a stream: it must fit one
+        ceiling = RESULT_CEILING.set(MCP_RESULT_CEILING if _over_http(ctx) else None)
         try:
             try:
                 result = await dispatcher.call(name, arguments, scope=scope, approval_token=token)
@@ -361,6 +376,7 @@ class ProxyServer:
                     raise
                 result = await dispatcher.call(name, arguments, scope=scope)
         finally:
+            RESULT_CEILING.reset(ceiling)
             PROGRESS.reset(reporting)
         return call_result(result)
 
@@ -376,11 +392,15 @@ class ProxyServer:
         if not self.app.catalog.server_visible(upstream.name, scope):
             raise _not_allowed(name, upstream.name, scope)
         meta = _forwarded_meta(ctx.meta)
+        started = time.perf_counter()
+        streamed = False
 
         async def relay_progress(progress: float, total: float | None, message: str | None) -> None:
+            nonlocal streamed
+            streamed = streamed or _progress_token(ctx.meta) is not None
             await ctx.session.report_progress(progress, total, message)
 
-        return await upstream.call(
+        result = await upstream.call(
             name,
             own_name,
             arguments,
@@ -389,6 +409,16 @@ class ProxyServer:
             progress=relay_progress,
             meta=meta,
         )
+        if streamed and _over_http(ctx):
+            # the answer is an event stream: a result too large for one event is stored
+            # whole, as a native result over the budget is
+            data = result.model_dump_json(by_alias=True, exclude_none=True).encode()
+            if len(data) > SSE_EVENT_CAP - MESSAGE_OVERHEAD:
+                stored = await self.app.dispatcher.stored_whole(
+                    name, scope, None, data, MCP_RESULT_CEILING, started
+                )
+                return call_result(stored)
+        return result
 
     async def _tool_call(
         self, ctx: ServerRequestContext[Any], scope: CallScope, arguments: dict[str, Any] | None

@@ -106,9 +106,9 @@ def http_app(
     uds: bool = False,
     around: Callable[[], AbstractAsyncContextManager[None]] | None = None,
 ) -> Starlette:
-    """The Streamable HTTP app at ``/mcp``, answering with JSON (not SSE) responses, with the
-    session limits of ``settings``. ``around`` is held open for as long as the app serves (the
-    relay's daemon connection)."""
+    """The Streamable HTTP app at ``/mcp`` (an event stream for a request that streams, JSON
+    for any other: :mod:`.streaming`), with the session limits of ``settings``. ``around`` is
+    held open for as long as the app serves (the relay's daemon connection)."""
     security = uds_security() if uds else (loopback_security() if is_loopback(host) else None)
     app, _ = mcp_http_app(
         server,
