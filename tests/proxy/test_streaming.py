@@ -5,6 +5,7 @@ streamed answer carries are budgeted to artifacts."""
 from __future__ import annotations
 
 import json
+from collections.abc import MutableMapping
 from typing import Any
 
 import httpx2
@@ -53,8 +54,8 @@ async def through(chunks: list[bytes], *, content_type: str = SSE) -> list[dict[
     async def receive() -> dict[str, Any]:
         return {"type": "http.request", "body": b"", "more_body": False}
 
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
+    async def send(message: MutableMapping[str, Any]) -> None:
+        sent.append(dict(message))
 
     await JsonUnlessStreamed(app)({"type": "http", "method": "POST"}, receive, send)
     return sent
