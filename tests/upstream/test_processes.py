@@ -4,6 +4,7 @@ client's grace when the client closes, and ``compozy serve`` stops promptly on S
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -27,6 +28,17 @@ pytestmark = [pytest.mark.process, pytest.mark.anyio]
 STUCK_TIMEOUTS = {"startup": 120, "call": 30, "ping_interval": 5, "ping_timeout": 5}
 #: a hang guard, not a measure: the figures are printed
 DEADLINE = 30.0
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
 @pytest.fixture
@@ -94,6 +106,9 @@ async def test_sigterm_stops_the_proxy_and_its_stuck_server(home: Home) -> None:
         text=True,
     )
     try:
+        assert proxy.stdin is not None  # a client's handshake: its servers start then
+        proxy.stdin.write(json.dumps(INITIALIZE) + "\n" + json.dumps(INITIALIZED) + "\n")
+        proxy.stdin.flush()
         pid = await anyio.to_thread.run_sync(started_pid, pidfile)
         stopping = time.monotonic()
         proxy.send_signal(signal.SIGTERM)

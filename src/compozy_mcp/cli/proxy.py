@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from compozy_mcp.calls import CallScope
     from compozy_mcp.cli.context import Context
     from compozy_mcp.hostapi.target import Target
+    from compozy_mcp.upstream.asking import Declared
     from compozy_mcp.upstream.supervisor import Upstreams
 
 DEFAULT_PORT = 8765
@@ -130,6 +131,7 @@ def _in_process(args: argparse.Namespace, context: Context) -> int:
     from compozy_mcp.errors import ResourceNotFound
     from compozy_mcp.proxy.discovery import Discovery
     from compozy_mcp.proxy.server import ProxyServer
+    from compozy_mcp.upstream.asking import EVERY_CAPABILITY
 
     settings = context.settings()
     with open_app(settings) as app:
@@ -142,7 +144,12 @@ def _in_process(args: argparse.Namespace, context: Context) -> int:
             scope = scope_of(args.session)
             if not args.workspace:
                 workspace = _session_workspace(app, args.session) or workspace
-        upstreams = upstreams_for(context, settings.home, workspace, app, scope, kind="proxy")
+        # on stdio the one client's own capabilities are declared to the servers (they start
+        # once its first request says them); over HTTP, every client's calls are checked
+        declared = None if not (args.http or args.uds) else EVERY_CAPABILITY
+        upstreams = upstreams_for(
+            context, settings.home, workspace, app, scope, kind="proxy", declared=declared
+        )
         proxy = ProxyServer(
             app,
             scope=scope,
@@ -176,10 +183,18 @@ def _session_workspace(app: App, session_id: str) -> Path | None:
 
 
 def upstreams_for(
-    context: Context, home: Path, workspace: Path, app: App, scope: CallScope, *, kind: str
+    context: Context,
+    home: Path,
+    workspace: Path,
+    app: App,
+    scope: CallScope,
+    *,
+    kind: str,
+    declared: Declared | None,
 ) -> Upstreams | None:
     """The upstream servers to connect: every one defined, or those ``scope``'s policy
-    allows (the others are withheld: known, refused); ``None`` when none is defined."""
+    allows (the others are withheld: known, refused); ``None`` when none is defined.
+    ``declared``: the client capabilities declared to them (``None``: the one client's)."""
     from compozy_mcp.upstream.defined import defined
     from compozy_mcp.upstream.supervisor import Upstreams
 
@@ -195,6 +210,7 @@ def upstreams_for(
         workspace=workspace,
         kind=kind,
         withheld=withheld,
+        declared=declared,
     )
 
 

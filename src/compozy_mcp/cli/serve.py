@@ -76,6 +76,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
     from compozy_mcp.cli.proxy import client_setup, upstreams_for
     from compozy_mcp.http_limits import HttpDeadlines
     from compozy_mcp.proxy.discovery import Discovery
+    from compozy_mcp.upstream.asking import EVERY_CAPABILITY
 
     tcp, uds = not args.no_tcp, not args.no_uds
     token = read_token_file(Path(args.token_file)) if args.token_file else context.token
@@ -119,7 +120,13 @@ def run(args: argparse.Namespace, context: Context) -> int:
             access = Access.for_host(args.host if tcp else "localhost", token)
             workspace = context.workspace(args.workspace)
             upstreams = upstreams_for(
-                context, settings.home, workspace, app, OPERATOR, kind="daemon"
+                context,
+                settings.home,
+                workspace,
+                app,
+                OPERATOR,
+                kind="daemon",
+                declared=EVERY_CAPABILITY,  # each call's own client is checked when asked
             )
             deadlines = HttpDeadlines(
                 head_timeout=settings.http_head_timeout_seconds,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from mcp.server import Server, ServerRequestContext
@@ -19,6 +20,7 @@ from mcp.types import (
     CallToolResult,
     InputRequiredResult,
     ListToolsResult,
+    NotificationParams,
     PaginatedRequestParams,
     TextContent,
     Tool,
@@ -38,6 +40,7 @@ from compozy_mcp.errors import (
 )
 from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.native.registry import RegisteredTool
+from compozy_mcp.proxy.asking import RequestAsker
 from compozy_mcp.proxy.discovery import (
     TOOL_CALL,
     TOOL_CALL_CHECK,
@@ -51,6 +54,7 @@ from compozy_mcp.proxy.notify import ToolsChanged
 from compozy_mcp.proxy.paging import Pages
 from compozy_mcp.proxy.streaming import MCP_RESULT_CEILING, MESSAGE_OVERHEAD, SSE_EVENT_CAP
 from compozy_mcp.reasons import Reason
+from compozy_mcp.upstream.asking import Declared
 from compozy_mcp.upstream.supervisor import Upstream, Upstreams
 
 log = logging.getLogger(__name__)
@@ -235,6 +239,7 @@ class ProxyServer:
         self.discovery = discovery
         self.changes = ToolsChanged()
         self._listings: dict[CallScope, tuple[int, Pages]] = {}
+        self._session_roots: dict[str, tuple[Path, ...]] = {}
         # A scope changes which tools are listed, never their schemas.
         visible = app.catalog.visible(OPERATOR if scope_per_request else scope)
         self._schemas: dict[str, Mapping[str, Any]] = {
@@ -251,6 +256,15 @@ class ProxyServer:
             self.changes,
             catalog_ttl_ms=CHANGING_CATALOG_TTL_MS if upstreams else CATALOG_TTL_MS,
         )
+        if upstreams is not None:
+            # a 2025-11-25 client says what it supports in its handshake: servers start then
+            self.server.add_notification_handler(
+                "notifications/initialized", NotificationParams, self._initialized
+            )
+
+    async def _initialized(self, ctx: ServerRequestContext[Any], _: NotificationParams) -> None:
+        if self.upstreams is not None:
+            self.upstreams.declare(Declared.of(ctx.session.client_capabilities))
 
     def advertise(self, tool: RegisteredTool) -> Tool:
         """How ``tools/list`` shows a tool."""
@@ -292,6 +306,21 @@ class ProxyServer:
             self._listings[scope] = (version, pages)
         return pages
 
+    def _roots(self, scope: CallScope) -> tuple[Path, ...]:
+        """The roots an upstream server asking during ``scope``'s call is given: the session's
+        workspace (the operator's calls: those the servers were started for)."""
+        session_id = scope.session_id
+        if session_id is None:
+            return ()
+        if session_id not in self._session_roots:
+            found = self.app.sessions.caller(session_id)
+            if found is None or found[1] is None:
+                return ()
+            if len(self._session_roots) >= self.MAX_LISTINGS:
+                self._session_roots.pop(next(iter(self._session_roots)))
+            self._session_roots[session_id] = (Path(found[1].path),)
+        return self._session_roots[session_id]
+
     def _scope(self, ctx: ServerRequestContext[Any]) -> CallScope:
         if not self.scope_per_request:
             return self.scope
@@ -302,17 +331,22 @@ class ProxyServer:
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
         self.changes.remember(ctx)
-        if self.upstreams is not None:
-            await self.upstreams.settled()  # the first listing has the servers that start
+        await self._upstreams_ready(ctx)
         return self.listing(self._scope(ctx)).page(params)
+
+    async def _upstreams_ready(self, ctx: ServerRequestContext[Any]) -> None:
+        """The upstream servers are started (a stdio proxy's declare what its one client
+        declared: the first request says it) and the first listing has those that start."""
+        if self.upstreams is not None:
+            self.upstreams.declare(Declared.of(ctx.session.client_capabilities))
+            await self.upstreams.settled()
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
     ) -> CallToolResult | InputRequiredResult:
         self.changes.remember(ctx)
         name = params.name
-        if self.upstreams is not None:
-            await self.upstreams.settled()
+        await self._upstreams_ready(ctx)
         try:
             return await self.route(ctx, self._scope(ctx), name, params.arguments)
         except CompozyError as error:
@@ -394,6 +428,7 @@ class ProxyServer:
         meta = _forwarded_meta(ctx.meta)
         started = time.perf_counter()
         streamed = False
+        asker = RequestAsker(ctx, self._roots(scope))
 
         async def relay_progress(progress: float, total: float | None, message: str | None) -> None:
             nonlocal streamed
@@ -408,8 +443,9 @@ class ProxyServer:
             # _meta, or in-process through a callback this handler cannot see), else drops it.
             progress=relay_progress,
             meta=meta,
+            asker=asker,
         )
-        if streamed and _over_http(ctx):
+        if (streamed or asker.asked) and _over_http(ctx):
             # the answer is an event stream: a result too large for one event is stored
             # whole, as a native result over the budget is
             data = result.model_dump_json(by_alias=True, exclude_none=True).encode()

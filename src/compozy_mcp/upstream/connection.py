@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from compozy_mcp.errors import CompozyError, ConfigError
 from compozy_mcp.reasons import Reason
 from compozy_mcp.upstream import extensions
+from compozy_mcp.upstream.asking import NO_CAPABILITY, Askers, Declared
 from compozy_mcp.upstream.config import ServerDefinition, Transport
 from compozy_mcp.upstream.http import UNREACHABLE, AnsweringTransport
 from compozy_mcp.upstream.stdio import stdio_server
@@ -133,10 +134,13 @@ async def connect(
     home: Path,
     env: Mapping[str, str],
     cwd: Path | None = None,
+    askers: Askers | None = None,
+    declared: Declared = NO_CAPABILITY,
 ) -> AsyncIterator[Connection]:
     """Start or reach ``definition``'s server and hold an initialized session with it. Leaving
     ends the session; a stdio server's whole process group is stopped promptly
-    (:mod:`.stdio`)."""
+    (:mod:`.stdio`). The client declares the capabilities of ``declared``; ``askers``
+    answers what the server asks (:mod:`.asking`)."""
     definition = definition.expanded(env)
     holder: list[Connection] = []
 
@@ -145,6 +149,14 @@ async def connect(
             holder[0].notice(message)
 
     options: dict[str, Any] = {"mode": "legacy", "cache": None, "message_handler": on_message}
+    if askers is not None:
+        # the SDK declares a capability when its callback is given
+        if declared.sampling:
+            options["sampling_callback"] = askers.sampling
+        if declared.elicitation:
+            options["elicitation_callback"] = askers.elicitation
+        if declared.roots:
+            options["list_roots_callback"] = askers.list_roots
     async with contextlib.AsyncExitStack() as stack:
         if definition.transport is Transport.STDIO:
             errlog = await anyio.to_thread.run_sync(_log_file, home, definition.name)
