@@ -5,7 +5,6 @@ the daemon and through a relaying ``compozy proxy``; the answer goes back and th
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from mcp.client import Client
 from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from tests.api.support import COMPOZY, Daemon, Home, running_daemon
+from tests.api.support import COMPOZY, Daemon, Home, compozy_process, running_daemon
 from tests.proxy.support import Home as ProxyHome
 from tests.proxy.support import spawned
 
@@ -52,14 +51,8 @@ def daemon(home: Home) -> Iterator[Daemon]:
 
 
 def _session(home: Home, daemon: Daemon) -> str:
-    done = subprocess.run(
-        [str(COMPOZY), "--url", str(daemon.url), "session", "create", "--agent", "g", "-o", "json"],
-        env=home.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    url = str(daemon.url)
+    done = compozy_process(home, "--url", url, "session", "create", "--agent", "g", "-o", "json")
     assert done.returncode == 0, done.stderr
     ident: str = json.loads(done.stdout)["session"]["id"]
     return ident

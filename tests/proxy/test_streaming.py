@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from tests.proxy.support import Proxy, record, served_over_http
+from tests.proxy.support import INITIALIZE, Proxy, record, served_over_http
 
 from compozy_mcp.assembly import App
 from compozy_mcp.proxy.server import ProxyServer
@@ -108,16 +108,6 @@ def test_the_result_ceiling_keeps_a_whole_message_inside_one_event() -> None:
 
 # --- through real clients, over HTTP ------------------------------------------------------
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 

@@ -17,7 +17,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from tests.api.support import COMPOZY, running_daemon
 from tests.api.support import Home as DaemonHome
-from tests.proxy.support import Home, make_home, spawned
+from tests.proxy.support import INITIALIZE, INITIALIZED, Home, make_home, spawned
 from tests.upstream.real import REPO, alive, define, wait_for
 
 from compozy_mcp.upstream.supervisor import SETTLE_SECONDS
@@ -28,17 +28,6 @@ pytestmark = [pytest.mark.process, pytest.mark.anyio]
 STUCK_TIMEOUTS = {"startup": 120, "call": 30, "ping_interval": 5, "ping_timeout": 5}
 #: a hang guard, not a measure: the figures are printed
 DEADLINE = 30.0
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
 @pytest.fixture
