@@ -5,10 +5,12 @@ client's grace when the client closes, and ``compozy serve`` stops promptly on S
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -30,9 +32,18 @@ STUCK_TIMEOUTS = {"startup": 120, "call": 30, "ping_interval": 5, "ping_timeout"
 DEADLINE = 30.0
 
 
+#: the stuck servers' pids a test saw: any still alive at its end is killed (a failing test
+#: must not leave the very processes it is about behind)
+_SEEN: list[int] = []
+
+
 @pytest.fixture
-def home(tmp_path: Path) -> Home:
-    return make_home(tmp_path)
+def home(tmp_path: Path) -> Iterator[Home]:
+    yield make_home(tmp_path)
+    while _SEEN:
+        pid = _SEEN.pop()
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
 
 
 def define_stuck(home: Home) -> Path:
@@ -55,7 +66,9 @@ def define_stuck(home: Home) -> Path:
 def started_pid(pidfile: Path) -> int:
     wait_for(pidfile.exists, "the stuck server started")
     wait_for(lambda: pidfile.read_text().strip() != "", "the stuck server wrote its pid")
-    return int(pidfile.read_text())
+    pid = int(pidfile.read_text())
+    _SEEN.append(pid)
+    return pid
 
 
 async def test_a_client_closing_ends_the_proxy_and_its_stuck_server_within_its_grace(
