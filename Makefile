@@ -56,8 +56,8 @@ soak: $(STAMP)
 	rm -f .soak/figures.json
 	$(BIN)/pytest -m soak -s
 
-# Catalog bytes, result bytes, call overhead and hook overhead (FastMCP is installed into .bench/
-# on first use).
+# Catalog bytes, result bytes, call overhead, hook overhead, prompt round trip, Loop lint and
+# streaming over HTTP (FastMCP is installed into .bench/ on first use).
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.catalog_bytes --verify-stdio
 	$(BIN)/python -m benchmarks.result_bytes
@@ -65,6 +65,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.hook_overhead
 	$(BIN)/python -m benchmarks.prompt_roundtrip
 	$(BIN)/python -m benchmarks.loop_lint
+	$(BIN)/python -m benchmarks.http_streaming
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis .bench

@@ -187,7 +187,9 @@ def daemon_app(
         try:
             async with contextlib.AsyncExitStack() as stack:
                 if upstreams is not None:
-                    await stack.enter_async_context(upstreams.running())
+                    # /mcp waits for their first attempts when it lists, not the start-up:
+                    # a stop (SIGTERM) is heard at once
+                    await stack.enter_async_context(upstreams.running(settle=False))
                 await stack.enter_async_context(mcp_app.router.lifespan_context(mcp_app))
                 tasks = await stack.enter_async_context(anyio.create_task_group())
                 # agents of an earlier daemon died with it: their sessions are unbound

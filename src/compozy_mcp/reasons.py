@@ -141,6 +141,7 @@ class Reason(StrEnum):
     MCP_SERVER_DOWN = "mcp_server_down"
     MCP_SERVER_TIMEOUT = "mcp_server_timeout"
     MCP_SERVER_LOST = "mcp_server_lost"
+    MCP_TASKS_UNSUPPORTED = "mcp_tasks_unsupported"
     # --- approvals --------------------------------------------------------------------------
     APPROVAL_REQUIRED = "approval_required"
     APPROVAL_REJECTED = "approval_rejected"

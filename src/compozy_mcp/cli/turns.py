@@ -28,6 +28,9 @@ from compozy_mcp.reasons import Reason
 if TYPE_CHECKING:
     from compozy_mcp.hostapi import HostClient
 
+#: ``session prompt --help``: the module's text after its title line
+PROMPT_DESCRIPTION = (__doc__ or "").split("\n\n", 1)[-1]
+
 #: seconds between looks at the event stream while a turn runs
 POLL_SECONDS = 0.1
 EXIT_CANCELLED = 130
@@ -271,8 +274,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     cmd = sub.add_parser(
         "prompt",
         help="send a prompt to the session's agent and follow its turn",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=PROMPT_DESCRIPTION,
     )
     cmd.add_argument("session_id", metavar="ID", help="the session")
     cmd.add_argument("text", metavar="TEXT", help="the prompt")

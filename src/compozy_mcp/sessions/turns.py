@@ -116,22 +116,27 @@ class TurnLedger:
         self._apply(turn.session_id, change)
 
     def cancel_queued(self, session_id: str, stop_reason: str) -> int:
-        """Cancel every queued turn (the agent went away before taking them)."""
-        cancelled: list[int] = []
+        """Cancel every open turn: the queued ones, and one still marked running (its agent
+        was told to stop, or went away). Returns how many *queued* turns were cancelled: the
+        running one is reported as the running one, not counted with the queue."""
+        queued: list[int] = []
 
         def change(writer: StoreWriter, _: SessionRow, state: SessionState) -> bool:
             now = self._ledger.now()
+            closed = False
             for turn in writer.transcript(session_id):
                 if turn.status in OPEN_TURN:
                     writer.save_turn(
                         replace(turn, status="cancelled", stop_reason=stop_reason, ended_at=now)
                     )
-                    cancelled.append(turn.turn)
+                    closed = True
+                    if turn.status == "queued":
+                        queued.append(turn.turn)
             state.queue = []
-            return bool(cancelled)
+            return closed
 
         self._apply(session_id, change)
-        return len(cancelled)
+        return len(queued)
 
     def add_interaction(self, session_id: str, interaction: Interaction, generation: int) -> bool:
         added: list[bool] = []
