@@ -49,6 +49,7 @@ from compozy_mcp.sessions.interactions import Interactions
 from compozy_mcp.sessions.ledger import Fences, Record, SessionLedger, new_id, require_open
 from compozy_mcp.sessions.lifecycle import Lifecycle, SessionFilter, SessionPage
 from compozy_mcp.sessions.model import PermissionPolicy, PullRequest, Selection, SessionState
+from compozy_mcp.sessions.record import session_directory
 from compozy_mcp.sessions.runtime import (
     BindFailed,
     Binding,
@@ -211,6 +212,20 @@ class Sessions:
                 return None
             return self.ledger.read_state(row), reader.workspace(row.workspace_id)
 
+    def directory(self, session_id: str) -> str | None:
+        """Where the session works: its worktree's directory when it has an active one, else
+        its workspace's (``None`` for an unknown session)."""
+        with self.ledger.store.read() as reader:
+            row = reader.session(session_id)
+            if row is None:
+                return None
+            state = self.ledger.read_state(row)
+            tree = reader.worktree(state.worktree_id) if state.worktree_id else None
+            if tree is not None and tree.state == "active":
+                return session_directory(tree)
+            workspace = reader.workspace(state.workspace_id)
+        return workspace.path if workspace is not None else None
+
     def lineage_below(self, session_id: str) -> list[str]:
         """``session_id`` and all its descendants (children, their children, ...)."""
         found = [session_id]
@@ -316,6 +331,15 @@ class Sessions:
             self.worktrees.plan, call, workspace, session_id, name=name, branch=branch, base=base
         )
         return await self._git(plan)
+
+    def _spawned_already(self, parent: str | None, key: str | None) -> bool:
+        """Whether a spawn with this idempotency key made a child already (a retry: it gets
+        that child back, and no second worktree is made)."""
+        if parent is None or key is None:
+            return False
+        with self.ledger.store.read() as reader:
+            children = reader.children([parent])
+            return any(self.ledger.read_state(c).lineage.idempotency_key == key for c in children)
 
     async def _discard_worktree(self, planned: WorktreeRow | None) -> None:
         """Undo a worktree made for a session that was not created after all."""
@@ -685,9 +709,9 @@ class Sessions:
         selection = self._selection(call, workspace_id, provider, model, reasoning_effort)
         if selection is not None:
             request = replace(request, selection=selection)
-        if not request.worktree:
-            return await self._offload(self.spawner.spawn, call, request)
         parent = request.parent_session_id or call.scope.session_id
+        if not request.worktree or self._spawned_already(parent, request.idempotency_key):
+            return await self._offload(self.spawner.spawn, call, request)
         ident = new_id("sess")
         planned = await self._plan_worktree(
             call,

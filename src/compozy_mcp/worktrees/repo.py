@@ -61,6 +61,9 @@ class Repository:
 
     @staticmethod
     def locate(git: Git, directory: Path) -> Location:
+        # no .git above it: not a repository, known without starting git
+        if not any((place / ".git").exists() for place in (directory, *directory.parents)):
+            raise NotARepository(("rev-parse",), f"{directory} is not in a git repository")
         try:
             out = git.run(directory, "rev-parse", "--show-toplevel", "--show-prefix").stdout
         except GitError as exc:
