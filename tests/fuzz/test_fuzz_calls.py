@@ -23,6 +23,10 @@ from mcp.client import Client
 from tests.fuzz.target import Target, fuzz_one
 from tests.tiers import examples
 
+#: calls drawn even in the unit tier: with fewer, the fixed draw (derandomized below) may give
+#: one surface only hostile inputs, and the check that both surfaces were reached cannot pass
+FLOOR = 150
+
 from compozy_mcp.api.openapi import document
 from compozy_mcp.api.routes import api_app
 from compozy_mcp.assembly import App, open_app
@@ -68,7 +72,7 @@ def target(app: App) -> Iterator[Target]:
 
 
 @settings(
-    max_examples=examples(400),
+    max_examples=max(examples(400), FLOOR),
     deadline=None,
     # the same calls every run: whether both surfaces got a result (asserted below) must not
     # depend on luck, which grows worse as the catalog grows (the soak draws at random)

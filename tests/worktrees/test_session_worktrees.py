@@ -7,7 +7,6 @@ The agents are the echo agent run in this process; git is the real one (process 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -476,7 +475,7 @@ def test_a_restart_finds_its_worktrees_and_marks_a_vanished_one_missing(
 
 
 @pytest.fixture
-async def family(call: Caller) -> Iterator[dict[str, str]]:
+async def family(call: Caller) -> dict[str, str]:
     """parent ── child (restricted: session and worktree tools) ── grandchild; parent ── sibling,
     each with a worktree."""
     tools = ["compozy__session_*", "compozy__worktree_*"]
@@ -497,7 +496,7 @@ async def family(call: Caller) -> Iterator[dict[str, str]]:
         return str(made["session_id"])
 
     child = await spawn(parent, "child")
-    yield {
+    return {
         "parent": parent,
         "child": child,
         "grandchild": await spawn(child, "grandchild"),
@@ -518,9 +517,9 @@ async def test_a_restricted_child_diffs_only_its_own_and_its_descendants_session
             await call("compozy__session_diff", {"session_id": family[who]}, scope=scope)
         assert caught.value.reason == "session_not_in_scope"
         tree = await call.session("compozy__session_status", {"session_id": family[who]})
-        for tool, extra in (("compozy__worktree_inspect", {}), ("compozy__worktree_remove", {})):
+        for tool in ("compozy__worktree_inspect", "compozy__worktree_remove"):
             with pytest.raises(ToolDenied) as denied:
-                await call(tool, {"worktree_id": tree["worktree_id"], **extra}, scope=scope)
+                await call(tool, {"worktree_id": tree["worktree_id"]}, scope=scope)
             assert denied.value.reason == "session_not_in_scope"
     listed = await call.structured("compozy__worktree_list", {}, scope=scope)
     assert {t["session_id"] for t in listed["worktrees"]} == {
@@ -541,3 +540,36 @@ async def test_a_restricted_child_cannot_merge_an_ancestors_work(
         )
     assert caught.value.reason == "session_not_in_scope"
     assert git(workspace, "rev-parse", "main") == before
+
+
+# --- hooks and upstream servers see the session's directory --------------------------------
+
+
+async def test_hooks_see_the_worktree_as_the_sessions_directory(
+    call: Caller, workspace: Path
+) -> None:
+    seen: list[dict[str, Any]] = []
+
+    async def record(payload: dict[str, Any]) -> None:
+        seen.append(payload)
+
+    call.app.hooks.registry.add_code_hook(record, events=("tool.pre_call",))
+    session = await _create(call)
+    plain = await call.create()
+    directory = (await _worktree(call, session["id"]))["directory"]
+    await call(
+        "compozy__session_status",
+        {"session_id": session["id"]},
+        scope=CallScope(session_id=session["id"]),
+    )
+    await call(
+        "compozy__session_status",
+        {"session_id": plain["id"]},
+        scope=CallScope(session_id=plain["id"]),
+    )
+    by_session = {p["session_id"]: p for p in seen if "session_id" in p}
+    assert by_session[session["id"]]["directory"] == directory
+    assert by_session[session["id"]]["workspace"] == str(workspace)
+    assert "directory" not in by_session[plain["id"]]  # a session without a worktree: as before
+    assert call.app.sessions.directory(session["id"]) == directory  # what roots answer
+    assert call.app.sessions.directory(plain["id"]) == str(workspace)

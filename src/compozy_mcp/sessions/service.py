@@ -513,6 +513,17 @@ class Sessions:
             reuse_branch=again,
         )
         planned = await self._git(plan)
+        if again and current is not None and current.branch == planned.branch:
+            # the same branch checked out again: its diff keeps the base it had, and the
+            # board what was merged of it
+            planned = replace(
+                planned,
+                base_ref=current.base_ref,
+                base_commit=current.base_commit,
+                merged_into=current.merged_into,
+                merge_commit=current.merge_commit,
+                merged_at=current.merged_at,
+            )
 
         def change(writer: StoreWriter, _: SessionRow, changed: SessionState) -> bool:
             self.ledger.attach_worktree(writer, call, changed, planned)

@@ -227,8 +227,11 @@ class Repository:
         )
         with tempfile.TemporaryDirectory(prefix="compozy-index-") as scratch:
             private = Path(scratch) / "index"
-            if index.exists():  # its stat data spares hashing every unchanged file again
-                shutil.copyfile(index, private)
+            if index.exists():
+                # its stat data spares hashing every unchanged file again; its own mtime is
+                # kept, so that git still sees a file changed within the second of the last
+                # index write as "racily clean" and reads its content
+                shutil.copy2(index, private)
             yield {"GIT_INDEX_FILE": os.fspath(private)}
 
     # --- comparing and merging ----------------------------------------------------------------
