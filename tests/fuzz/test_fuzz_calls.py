@@ -23,10 +23,6 @@ from mcp.client import Client
 from tests.fuzz.target import Target, fuzz_one
 from tests.tiers import examples
 
-#: calls drawn even in the unit tier: with fewer, the fixed draw (derandomized below) may give
-#: one surface only hostile inputs, and the check that both surfaces were reached cannot pass
-FLOOR = 150
-
 from compozy_mcp.api.openapi import document
 from compozy_mcp.api.routes import api_app
 from compozy_mcp.assembly import App, open_app
@@ -34,6 +30,10 @@ from compozy_mcp.calls import OPERATOR
 from compozy_mcp.config import Settings
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.proxy.server import ProxyServer
+
+#: calls drawn even in the unit tier: with fewer, the fixed draw (derandomized below) may give
+#: one surface only hostile inputs, and the check that both surfaces were reached cannot pass
+FLOOR = 150
 
 
 @pytest.fixture(scope="module")

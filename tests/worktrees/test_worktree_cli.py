@@ -59,20 +59,24 @@ def test_session_create_worktree_diff_merge_and_worktree_commands(home: Home) ->
     session = _session(home, "--name", "Add greeting")
     assert session["branch"] == "compozy/add-greeting"
     directory = Path(session["worktree"]["directory"])
-    assert directory.is_dir() and " " in str(directory)
+    assert directory.is_dir()
+    assert " " in str(directory)
     (directory / "app.py").write_text("print('hello')\n")
     (directory / "NEW.md").write_text("new\n")
 
     stat = ok(compozy(home, "session", "diff", session["id"], "--stat"))
-    assert " app.py | " in stat and " NEW.md | " in stat
+    assert " app.py | " in stat
+    assert " NEW.md | " in stat
     assert "2 files changed, 2 insertions(+), 1 deletion(-) against main" in stat
     patch = ok(compozy(home, "session", "diff", session["id"]))
-    assert "+print('hello')" in patch and "\x1b[" not in patch  # no colour into a pipe
+    assert "+print('hello')" in patch
+    assert "\x1b[" not in patch
     record = json.loads(ok(compozy(home, "session", "diff", session["id"], "-o", "json")))
     assert record["patch"] == patch.rstrip("\n") + "\n"
 
     listed = ok(compozy(home, "worktree", "list"))
-    assert session["worktree_id"] in listed and "compozy/add-greeting" in listed
+    assert session["worktree_id"] in listed
+    assert "compozy/add-greeting" in listed
     shown = ok(compozy(home, "worktree", "inspect", session["worktree_id"]))
     assert "uncommitted: 2 file(s)" in shown
 
@@ -153,7 +157,7 @@ STUB_GH = textwrap.dedent(
 
 
 @pytest.fixture
-def published(home: Home, tmp_path: Path) -> Iterator[tuple[Home, Path, Path]]:
+def published(home: Home, tmp_path: Path) -> tuple[Home, Path, Path]:
     """``home`` with a bare repository as its workspace's ``origin`` and a stub ``gh`` on
     PATH (logged in); yields it with the bare repository and the stub's log."""
     workspace = Path(home.env["COMPOZY_WORKSPACE"])
@@ -171,12 +175,17 @@ def published(home: Home, tmp_path: Path) -> Iterator[tuple[Home, Path, Path]]:
         "GH_STUB_LOG": str(log),
         "GH_STUB_AUTH": "yes",
     }
-    yield home.with_env(**env), remote, log
+    return home.with_env(**env), remote, log
 
 
 def _process(home: Home, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(COMPOZY), *args], env=home.env, capture_output=True, text=True, timeout=60
+        [str(COMPOZY), *args],
+        env=home.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
@@ -246,7 +255,8 @@ def test_the_worktree_routes_answer_as_documented(api: ContractClient, home: Hom
     tree_id = session["worktree_id"]
     Path(session["worktree"]["directory"], "web.txt").write_text("web\n")
     _, diff = api.get("/api/sessions/{session_id}/diff", session_id=session["id"], expect=200)
-    assert [f["path"] for f in diff["files"]] == ["web.txt"] and "+web" in diff["patch"]
+    assert [f["path"] for f in diff["files"]] == ["web.txt"]
+    assert "+web" in diff["patch"]
     _, listed = api.get("/api/worktrees", expect=200)
     assert [t["worktree_id"] for t in listed["worktrees"]] == [tree_id]
     _, one = api.get("/api/worktrees/{worktree_id}", worktree_id=tree_id, expect=200)
