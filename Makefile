@@ -65,6 +65,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.hook_overhead
 	$(BIN)/python -m benchmarks.prompt_roundtrip
 	$(BIN)/python -m benchmarks.loop_lint
+	$(BIN)/python -m benchmarks.worktrees
 	$(BIN)/python -m benchmarks.http_streaming
 
 clean:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import random
 import re
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -138,10 +139,24 @@ class Size:
         return cls(roots=3, max_children=2)
 
 
+def git_workspace(path: Path) -> Path:
+    """``path`` as a git repository with one commit (sessions there may have worktrees)."""
+    path.mkdir(parents=True, exist_ok=True)
+    if not (path / ".git").exists():
+        (path / "README.md").write_text("A workspace of the benchmark world.\n")
+        identity = ["-c", "user.name=bench", "-c", "user.email=bench@example.com"]
+        for args in (
+            ["init", "--quiet", "--initial-branch", "main"],
+            ["add", "--all"],
+            [*identity, "commit", "--quiet", "-m", "first"],
+        ):
+            subprocess.run(["git", *args], cwd=path, check=True, capture_output=True)
+    return path
+
+
 def bench_settings(home: Path) -> Settings:
-    """Settings for a scratch home with a workspace directory in it."""
-    workspace = home / "workspace"
-    workspace.mkdir(parents=True, exist_ok=True)
+    """Settings for a scratch home with a workspace (a git repository) in it."""
+    workspace = git_workspace(home / "workspace")
     return Settings(home=home / "home", default_workspace_path=workspace)
 
 
@@ -231,8 +246,7 @@ class _Builder:
         ]
         workspace = self.app.settings.default_workspace_path
         assert workspace is not None
-        web = workspace.parent / "acme-web"
-        web.mkdir(exist_ok=True)
+        web = git_workspace(workspace.parent / "acme-web")
         workspaces = ["ws_default", (await sessions.add_workspace(web, "acme-web")).id]
         self.write_skills(workspace)
         tasks = self.rng.sample(TASKS, k=min(self.size.roots, len(TASKS)))

@@ -196,6 +196,9 @@ def daemon_app(
                 stale = await anyio.to_thread.run_sync(app.sessions.turns.reset_stale)
                 if stale:
                     log.info("unbound %d session(s) whose agents ended with a daemon", len(stale))
+                missing = await app.sessions.recover_worktrees()
+                if missing:
+                    log.info("%d session worktree(s) vanished; marked missing", missing)
                 tasks.start_soon(_upkeep_every, app, settings.upkeep_seconds)
                 recovered = await app.loops.recover()
                 if any(recovered.values()):

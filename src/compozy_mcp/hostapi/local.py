@@ -258,6 +258,32 @@ class LocalHost:
         args = {**fields, "session_id": session_id}
         return await self._tool("compozy__session_approve", args, views=False)
 
+    # --- worktrees and hand-off ----------------------------------------------------------------
+
+    async def session_diff(self, session_id: str) -> Payload:
+        return await self._tool("compozy__session_diff", {"session_id": session_id})
+
+    async def merge_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
+        args = {**fields, "session_id": session_id}
+        return await self._tool("compozy__session_merge", args, views=False)
+
+    async def open_pull_request(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
+        args = {**fields, "session_id": session_id}
+        return await self._tool("compozy__session_pull_request", args, views=False)
+
+    async def list_worktrees(self, filters: Mapping[str, Any]) -> Payload:
+        return await self._tool("compozy__worktree_list", filters)
+
+    async def worktree_info(self, worktree_id: str) -> Payload:
+        return await self._tool("compozy__worktree_inspect", {"worktree_id": worktree_id})
+
+    async def create_worktree(self, fields: Mapping[str, Any]) -> Payload:
+        return await self._tool("compozy__worktree_create", fields, views=False)
+
+    async def remove_worktree(self, worktree_id: str, *, force: bool = False) -> Payload:
+        args = {"worktree_id": worktree_id, "force": force}
+        return await self._tool("compozy__worktree_remove", args, views=False)
+
     # --- upstream MCP servers ----------------------------------------------------------------
 
     async def list_mcp_servers(self) -> Payload:

@@ -220,6 +220,31 @@ class RemoteHost:
         path = f"/sessions/{_segment(session_id)}/approve"
         return await self._request("POST", path, body=fields)
 
+    # --- worktrees and hand-off ----------------------------------------------------------------
+
+    async def session_diff(self, session_id: str) -> Payload:
+        return await self._request("GET", f"/sessions/{_segment(session_id)}/diff")
+
+    async def merge_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
+        return await self._request("POST", f"/sessions/{_segment(session_id)}/merge", body=fields)
+
+    async def open_pull_request(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
+        path = f"/sessions/{_segment(session_id)}/pull-request"
+        return await self._request("POST", path, body=fields)
+
+    async def list_worktrees(self, filters: Mapping[str, Any]) -> Payload:
+        return await self._request("GET", "/worktrees", params=filters)
+
+    async def worktree_info(self, worktree_id: str) -> Payload:
+        return await self._request("GET", f"/worktrees/{_segment(worktree_id)}")
+
+    async def create_worktree(self, fields: Mapping[str, Any]) -> Payload:
+        return await self._request("POST", "/worktrees", body=fields)
+
+    async def remove_worktree(self, worktree_id: str, *, force: bool = False) -> Payload:
+        params = {"force": force} if force else None
+        return await self._request("DELETE", f"/worktrees/{_segment(worktree_id)}", params=params)
+
     # --- the store ---------------------------------------------------------------------------
 
     async def vacuum_store(self) -> Payload:

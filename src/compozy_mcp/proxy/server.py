@@ -308,17 +308,18 @@ class ProxyServer:
 
     def _roots(self, scope: CallScope) -> tuple[Path, ...]:
         """The roots an upstream server asking during ``scope``'s call is given: the session's
-        workspace (the operator's calls: those the servers were started for)."""
+        directory, its worktree's when it has one (the operator's calls: those the servers
+        were started for)."""
         session_id = scope.session_id
         if session_id is None:
             return ()
         if session_id not in self._session_roots:
-            found = self.app.sessions.caller(session_id)
-            if found is None or found[1] is None:
+            directory = self.app.sessions.directory(session_id)
+            if directory is None:
                 return ()
             if len(self._session_roots) >= self.MAX_LISTINGS:
                 self._session_roots.pop(next(iter(self._session_roots)))
-            self._session_roots[session_id] = (Path(found[1].path),)
+            self._session_roots[session_id] = (Path(directory),)
         return self._session_roots[session_id]
 
     def _scope(self, ctx: ServerRequestContext[Any]) -> CallScope:

@@ -433,6 +433,8 @@ class AgentRuntime:
         batch, self._events = self._events, []
         with contextlib.suppress(Exception):  # a deleted session has nowhere to keep it
             await self._offload(self._sessions.turns.finish, outcome, live.generation, batch)
+        with contextlib.suppress(Exception):  # what its worktree holds now (the board's review)
+            await self._sessions.turn_ended(live.session_id)
         done = self._turn_done.pop(outcome.turn_id or "", None)
         if done is not None:
             done.set()
