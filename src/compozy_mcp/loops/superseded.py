@@ -88,15 +88,15 @@ SUPERSEDED: Mapping[str, tuple[str, str]] = {
     ),
     "compozy__session_prompt": (
         "276eb7e720f00e61ae3102d46635f4db31c302a769b4582237533bfd74f83745",
-        "e4fe81f515e46b718325fb834ab3c608990619ec696bc012352fe321da9a453b",
+        "313474300455823356fa48bc23b20b4250118249864226da58ff8af5acef2a54",
     ),
     "compozy__session_wait": (
         "c5ea3a1b52b67ea98bfef1c97027200511015be75a312f6dd8913fc8fac7e29e",
-        "e4fe81f515e46b718325fb834ab3c608990619ec696bc012352fe321da9a453b",
+        "313474300455823356fa48bc23b20b4250118249864226da58ff8af5acef2a54",
     ),
     "compozy__session_history": (
         "1087ca916df659546b20d79d8a61d7b83ad31280de752146eb7916cff1f8cb38",
-        "6d282d21ccda6b0f3e46476580fcf04cbe1c3c4725a6ebaf909322954ed4c25c",
+        "cb1c5675da27b9b3e5cb5eaaa482eef285ae74f5d0dd17c5668bbb2c6f8ce0fc",
     ),
     "compozy__session_events": (
         "705536bc3194b61301df67d2758de9de01a87695f0ba0c04f4f0f61a7d2067e8",

@@ -143,16 +143,6 @@ def _caps(init: Any, session: Any) -> AcpCaps:
     )
 
 
-def _options(session: Any) -> dict[str, tuple[str, tuple[str, ...]]]:
-    found = {}
-    for option in getattr(session, "config_options", None) or []:
-        category = getattr(option, "category", None)
-        if category in (MODEL_CATEGORY, EFFORT_CATEGORY):
-            values = tuple(getattr(v, "value", "") for v in getattr(option, "options", []))
-            found[str(category)] = (option.id, values)
-    return found
-
-
 class AgentConnection:
     """The ACP connection to one running agent."""
 
@@ -161,6 +151,8 @@ class AgentConnection:
         self.conn = ClientSideConnection(client, transport.writer, transport.reader)
         self.acp_session_id = ""
         self.options: dict[str, tuple[str, tuple[str, ...]]] = {}
+        #: the value each offered category is set to, as the agent last said
+        self.current: dict[str, str] = {}
         self.session_close = False
 
     async def handshake(
@@ -188,7 +180,8 @@ class AgentConnection:
             self.acp_session_id, session = created.session_id, created
         caps = agent.session_capabilities if agent is not None else None
         self.session_close = bool(caps is not None and caps.close is not None)
-        self.options = _options(session)
+        self.options, self.current = {}, {}
+        self._absorb(getattr(session, "config_options", None))
         applied = await self.configure(effective)
         return Handshake(
             acp_session_id=self.acp_session_id,
@@ -201,7 +194,9 @@ class AgentConnection:
 
     async def configure(self, selection: Selection) -> Selection:
         """Set model and effort where the agent offers them as config options; a value the
-        agent does not offer is a bind failure naming what it offers."""
+        agent does not offer is a bind failure naming what it offers. Returns what the agent
+        confirmed (a category it offers no option for is left out: never reported as
+        applied)."""
         for category, value in (
             (MODEL_CATEGORY, selection.model),
             (EFFORT_CATEGORY, selection.reasoning_effort),
@@ -215,10 +210,28 @@ class AgentConnection:
                     f'the agent offers no {category.replace("_", " ")} "{value}" '
                     f"(it offers: {', '.join(values)})",
                 )
-            await self.conn.set_config_option(
+            answer = await self.conn.set_config_option(
                 config_id=option_id, session_id=self.acp_session_id, value=value
             )
-        return selection
+            self.current[category] = value
+            self._absorb(getattr(answer, "config_options", None))
+        return Selection(
+            provider=selection.provider,
+            model=self.current.get(MODEL_CATEGORY),
+            reasoning_effort=self.current.get(EFFORT_CATEGORY),
+        )
+
+    def _absorb(self, options: Any) -> None:
+        """The config options the agent reported: what each category offers and is set to."""
+        for option in options or []:
+            category = getattr(option, "category", None)
+            if category not in (MODEL_CATEGORY, EFFORT_CATEGORY):
+                continue
+            values = tuple(getattr(v, "value", "") for v in getattr(option, "options", []))
+            self.options[str(category)] = (option.id, values)
+            current = getattr(option, "current_value", None)
+            if isinstance(current, str) and current:
+                self.current[str(category)] = current
 
     async def prompt(self, blocks: list[str]) -> Any:
         return await self.conn.prompt(

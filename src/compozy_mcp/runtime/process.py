@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
+import shutil
 import signal
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from compozy_mcp.agents.definitions import AgentDefinition
@@ -105,20 +108,60 @@ class ProcessTransport:
                 await asyncio.wait_for(self._drain, timeout=1.0)
 
 
+class AgentNotInstalled(OSError):
+    """An agent's command is nowhere to be found: not on PATH, not installed for compozy, and
+    no ``npx`` to fetch its package."""
+
+
+def agent_argv(
+    agent: AgentDefinition, environment: Mapping[str, str], installed: Path | None
+) -> list[str]:
+    """The command line that starts ``agent``: its command found on PATH (or as given, with a
+    path), else in ``installed`` (``$COMPOZY_HOME/agents``, where ``compozy agent install``
+    puts packages), else its package through ``npx`` (which asks the registry each time)."""
+    command = agent.command
+    if os.sep in command:
+        return [command, *agent.args]
+    found = shutil.which(command, path=environment.get("PATH"))
+    if found is not None:
+        return [found, *agent.args]
+    if installed is not None:
+        local = installed / "node_modules" / ".bin" / command
+        if local.exists():
+            return [str(local), *agent.args]
+    npx = shutil.which("npx", path=environment.get("PATH"))
+    if agent.package is not None and npx is not None:
+        return [npx, "--yes", agent.package, *agent.args]
+    fix = (
+        f"install it: compozy agent install {agent.name} (npm install -g {agent.package})"
+        if agent.package is not None
+        else "put it on PATH, or give its full path in agents.yaml"
+    )
+    raise AgentNotInstalled(
+        errno.ENOENT,
+        f'"{command}" is not on PATH{"" if installed is None else " nor installed"}; {fix}',
+    )
+
+
 class SubprocessLauncher:
-    """Starts agents as child processes of this one, each in a new session and group."""
+    """Starts agents as child processes of this one, each in a new session and group;
+    ``installed`` is where ``compozy agent install`` puts agent packages."""
+
+    def __init__(self, installed: Path | None = None) -> None:
+        self.installed = installed
 
     async def launch(
         self, agent: AgentDefinition, cwd: str, env: Mapping[str, str]
     ) -> ProcessTransport:
+        environment = {**os.environ, **agent.env, **env}
+        argv = agent_argv(agent, environment, self.installed)
         process = await asyncio.create_subprocess_exec(
-            agent.command,
-            *agent.args,
+            *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=cwd if os.path.isdir(cwd) else None,
-            env={**os.environ, **agent.env, **env},
+            env=environment,
             start_new_session=True,
             limit=STREAM_LIMIT,
         )

@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +37,7 @@ from compozy_mcp.clock import timestamp
 from compozy_mcp.config import Settings
 from compozy_mcp.errors import ResourceNotFound, ToolConflict
 from compozy_mcp.reasons import Reason
+from compozy_mcp.runtime.hints import hint
 from compozy_mcp.runtime.process import Launcher, SubprocessLauncher
 from compozy_mcp.runtime.turn import TurnRecorder
 from compozy_mcp.sessions.model import AcpCaps, AvailableCommand, Interaction
@@ -99,7 +100,7 @@ class AgentRuntime:
         self._sessions = sessions
         self._settings = settings
         self._offload = offload
-        self._launcher = launcher or SubprocessLauncher()
+        self._launcher = launcher or SubprocessLauncher(settings.home / "agents")
         self._catalogs = CatalogCache(settings.home)
         self._live: dict[str, LiveAgent] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -109,6 +110,12 @@ class AgentRuntime:
         self._listeners: dict[str, set[asyncio.Queue[dict[str, Any]]]] = {}
         self._events: list[SessionEventRow] = []
         self._flusher: asyncio.Task[None] | None = None
+        #: binds started by prompts that did not wait (ended at shutdown)
+        self._background: set[asyncio.Task[None]] = set()
+        #: per session: woken when its events were stored (streams and CLI followers)
+        self._stored: dict[str, set[asyncio.Event]] = {}
+        self._flushing_now = False
+        self._flush_lock = asyncio.Lock()
 
     # --- definitions ---------------------------------------------------------------------
 
@@ -210,6 +217,7 @@ class AgentRuntime:
             raise self._start_failure(agent, transport, exc, timeout) from None
         live.caps = handshake.caps
         live.context = () if handshake.loaded else ticket.context
+        await self._offload(self._announce, agent, handshake.options)
         self._live[ticket.session_id] = live
         live.tasks.append(asyncio.create_task(self._watch(live)))
         live.tasks.append(asyncio.create_task(self._run_turns(live)))
@@ -261,7 +269,22 @@ class AgentRuntime:
         )
         if tail:
             summary += f"; stderr: {tail}"
+        advice = hint(f"{what}\n{tail}")
+        if advice is not None:
+            summary += f". Fix: {advice}"
         return BindFailed(kind, summary)
+
+    def _announce(
+        self, agent: AgentDefinition, options: dict[str, tuple[str, tuple[str, ...]]]
+    ) -> None:
+        """Remember the models and efforts an agent offered (``compozy agent list``)."""
+        from compozy_mcp.runtime.connection import EFFORT_CATEGORY, MODEL_CATEGORY
+
+        models = list(options.get(MODEL_CATEGORY, ("", ()))[1])
+        efforts = list(options.get(EFFORT_CATEGORY, ("", ()))[1])
+        if agent.source == "builtin" or agent.announced or models or efforts:
+            with contextlib.suppress(OSError):  # a read-only home: the list stays unknown
+                self._catalogs.announcements.record(agent.name, models, efforts)
 
     async def bound(self, session_id: str) -> None:
         """The store recorded a bind: the agent may take turns, its commands are recorded."""
@@ -326,6 +349,10 @@ class AgentRuntime:
 
     async def shutdown(self) -> None:
         """End every agent (this process is exiting); their sessions are unbound."""
+        for task in list(self._background):
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
         ids = list(self._live)
         for session_id in ids:
             live = self._live.get(session_id)
@@ -341,8 +368,10 @@ class AgentRuntime:
 
     async def _watch(self, live: LiveAgent) -> None:
         status = await live.transport.wait()
-        if live.closing:
-            return
+        if not live.closing:
+            await self._crashed(live, status)
+
+    async def _crashed(self, live: LiveAgent, status: int) -> None:
         await asyncio.sleep(0.05)  # the last stderr lines
         tail = live.transport.stderr_tail()
         summary = f'agent "{live.agent.name}" exited with status {status}'
@@ -350,24 +379,36 @@ class AgentRuntime:
             summary += " during a turn"
         if tail:
             summary += f"; stderr: {tail}"
+        await self._agent_failed(live, "agent_crashed", summary)
+
+    async def _agent_failed(
+        self, live: LiveAgent, kind: str, summary: str, *, turn_detail: str | None = None
+    ) -> None:
+        """The agent can serve no more turns (it exited, or failed one): its runtime fails with
+        ``summary``, its running turn fails with what streamed so far (and ``turn_detail``,
+        what the agent said, or the summary), the process ends."""
+        if live.closing:
+            return
         live.closing = True
         for pending in live.pending.values():
             if not pending.answer.done():
                 pending.answer.set_result(None)
         if self._live.get(live.session_id) is live:
             del self._live[live.session_id]
-        # the session fails first, so that whoever waits on the turn sees both
+        # the session fails first, so that whoever waits on the turn sees both; the turn keeps
+        # what streamed before the end
         await self._offload(
-            self._sessions.turns.crashed, live.session_id, live.generation, "agent_crashed", summary
+            self._sessions.turns.crashed, live.session_id, live.generation, kind, summary
         )
-        if live.current is not None:
-            await self._store_turn(live, live.current, "failed", "agent_crashed", None)
-            live.current = None
-        self._publish(live.session_id, {"kind": "runtime_failed", "summary": summary})
         for task in live.tasks:
             if task is not asyncio.current_task():
                 task.cancel()
         await self._end_process(live)
+        if live.current is not None:
+            detail = turn_detail or summary
+            await self._store_turn(live, live.current, "failed", kind, None, detail)
+            live.current = None
+        self._publish(live.session_id, {"kind": "runtime_failed", "summary": summary})
 
     # --- turns -----------------------------------------------------------------------------
 
@@ -404,9 +445,19 @@ class AgentRuntime:
             # a dropped connection is usually the process ending: give it a moment to say so
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(live.transport.wait()), timeout=1.0)
-            if live.closing or live.transport.exited() is not None:
-                return  # the watcher records the crash
-            await self._store_turn(live, recorder, "failed", "agent_error", None, str(exc))
+            if live.closing:
+                return
+            exited = live.transport.exited()
+            if exited is not None:
+                # recorded here, while this turn is the current one: its output is kept, and no
+                # queued turn is taken by an agent that is gone
+                await self._crashed(live, exited)
+                return
+            said = _error_text(exc)
+            # an agent that cannot take a turn (its model backend is gone, it lost its login)
+            # is failed, not left "ready" to fail every turn: the next prompt starts a new one
+            summary = f'agent "{live.agent.name}" failed a turn: {said}'
+            await self._agent_failed(live, "agent_error", summary, turn_detail=said)
             return
         usage = response.usage.model_dump(exclude_none=True) if response.usage else None
         stop = str(response.stop_reason)
@@ -425,14 +476,18 @@ class AgentRuntime:
         if live.current is recorder:
             live.current = None
         now = timestamp(self._sessions.ledger.clock.now())
-        outcome = recorder.outcome(status, stop_reason, now, usage)
+        failure = detail if status == "failed" else None
+        outcome = recorder.outcome(status, stop_reason, now, usage, failure=failure)
         payload: dict[str, Any] = {"status": status, "stop_reason": stop_reason}
         if detail:
             payload["detail"] = detail
         self._record(live.session_id, outcome.turn_id, "turn_ended", payload)
-        batch, self._events = self._events, []
-        with contextlib.suppress(Exception):  # a deleted session has nowhere to keep it
-            await self._offload(self._sessions.turns.finish, outcome, live.generation, batch)
+        async with self._flush_lock:  # after the events before it, with the outcome
+            batch, self._events = self._events, []
+            with contextlib.suppress(Exception):  # a deleted session has nowhere to keep it
+                await self._offload(self._sessions.turns.finish, outcome, live.generation, batch)
+        for session_id in {live.session_id, *(row.session_id for row in batch)}:
+            self._notify(session_id)
         with contextlib.suppress(Exception):  # what its worktree holds now (the board's review)
             await self._sessions.turn_ended(live.session_id)
         done = self._turn_done.pop(outcome.turn_id or "", None)
@@ -518,16 +573,26 @@ class AgentRuntime:
 
     async def prompt(self, call: CallInfo, session_id: str, text: str, *, wait: bool) -> str:
         """Queue a prompt as the session's next turn and see that an agent takes it; returns
-        the turn id."""
+        the turn id. Without ``wait`` it returns once the turn is queued: the agent is
+        started in the background (a start that fails fails the turn)."""
         sessions = self._sessions
         _, turn = await self._offload(sessions.turns.enqueue, call, session_id, text, wait)
         turn_id = turn.turn_id or ""
         self._turn_done.setdefault(turn_id, asyncio.Event())
-        await self.ensure_running(call, session_id)
+        if wait:
+            await self.ensure_running(call, session_id)
+        else:
+            self._in_background(self.ensure_running(call, session_id))
         return turn_id
 
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     async def ensure_running(self, call: CallInfo, session_id: str) -> None:
-        """Wake the session's agent, binding one first when none runs here."""
+        """Wake the session's agent, binding one first when none runs here; an agent that
+        cannot start fails the session's open turns at once (nobody waits on a dead start)."""
         live = self._live.get(session_id)
         if live is not None and not live.closing:
             live.wake.set()
@@ -540,9 +605,32 @@ class AgentRuntime:
             begin = self._sessions.binding.begin
             record, ticket = await self._offload(begin, call, session_id, True)
             if ticket is not None:
-                await self._sessions.bind(call, ticket, record)
+                record = await self._sessions.bind(call, ticket, record)
+                failure = record["runtime"].get("failure")
+                if record["runtime"]["status"] == "failed" and failure is not None:
+                    await self._fail_open_turns(session_id, failure["kind"], failure["summary"])
         finally:
             self._binding.discard(session_id)
+
+    async def _fail_open_turns(self, session_id: str, kind: str, summary: str) -> None:
+        """The session's agent could not start: its open turns fail (with the start's
+        failure), each with its ``turn_ended`` event, and whoever waits on them is woken."""
+        stop_reason = kind if kind.startswith("agent_start") else "agent_start_failed"
+        await self._flush_events()
+        failed = await self._offload(
+            self._sessions.turns.fail_open, session_id, stop_reason, summary
+        )
+        ended: list[SessionEventRow] = []
+        for turn in failed:
+            payload = {"status": "failed", "stop_reason": stop_reason, "detail": summary}
+            ended.append(self._event_row(session_id, turn.turn_id, "turn_ended", payload))
+        if ended:
+            await self._offload(self._sessions.turns.append_events, ended)
+        for turn in failed:
+            self._notify(session_id)
+            done = self._turn_done.pop(turn.turn_id or "", None)
+            if done is not None:
+                done.set()
 
     async def wait_turn(
         self, call: CallInfo, session_id: str, turn_id: str, timeout: float
@@ -686,36 +774,92 @@ class AgentRuntime:
         finally:
             self._listeners.get(session_id, set()).discard(queue)
 
+    @contextlib.asynccontextmanager
+    async def stored_events(self, session_id: str) -> AsyncIterator[asyncio.Event]:
+        """An event set each time events of the session are stored. While one is held, the
+        session's events are written as they come (not in 0.25 s batches), so a follower
+        reads each one moments after the agent sent it."""
+        woken = asyncio.Event()
+        self._stored.setdefault(session_id, set()).add(woken)
+        try:
+            yield woken
+        finally:
+            followers = self._stored.get(session_id)
+            if followers is not None:
+                followers.discard(woken)
+                if not followers:
+                    del self._stored[session_id]
+
     # --- the event log ---------------------------------------------------------------------
+
+    def _event_row(
+        self, session_id: str, turn_id: str | None, kind: str, payload: dict[str, Any]
+    ) -> SessionEventRow:
+        now = timestamp(self._sessions.ledger.clock.now())
+        return SessionEventRow(0, session_id, turn_id, kind, now, jsonutil.dumps(payload).decode())
 
     def _record(
         self, session_id: str, turn_id: str | None, kind: str, payload: dict[str, Any]
     ) -> None:
-        now = timestamp(self._sessions.ledger.clock.now())
-        if not self._events and (self._flusher is None or self._flusher.done()):
-            # what is buffered is written within EVENT_FLUSH_SECONDS, even if nothing follows
-            self._flusher = asyncio.get_running_loop().create_task(self._flush_soon())
-        self._events.append(
-            SessionEventRow(0, session_id, turn_id, kind, now, jsonutil.dumps(payload).decode())
-        )
-        self._publish(session_id, {"kind": kind, "turn_id": turn_id, "at": now, **payload})
+        row = self._event_row(session_id, turn_id, kind, payload)
+        self._events.append(row)
+        self._publish(session_id, {"kind": kind, "turn_id": turn_id, "at": row.at, **payload})
+        if session_id in self._stored:
+            # followed: written now (writes never overlap; what comes during one goes with
+            # the next)
+            if not self._flushing_now:
+                self._flushing_now = True
+                asyncio.get_running_loop().create_task(self._flush_soon(0.0))
+        elif self._flusher is None or self._flusher.done():
+            # else within EVENT_FLUSH_SECONDS, even if nothing follows
+            self._flusher = asyncio.get_running_loop().create_task(
+                self._flush_soon(EVENT_FLUSH_SECONDS)
+            )
 
     def _publish(self, session_id: str, event: dict[str, Any]) -> None:
         for queue in self._listeners.get(session_id, ()):
             with contextlib.suppress(asyncio.QueueFull):
                 queue.put_nowait(event)
 
-    async def _flush_soon(self) -> None:
-        await asyncio.sleep(EVENT_FLUSH_SECONDS)
-        await self._flush_events()
+    def _notify(self, session_id: str) -> None:
+        for woken in self._stored.get(session_id, ()):
+            woken.set()
+
+    async def _flush_soon(self, delay: float) -> None:
+        if delay:
+            await asyncio.sleep(delay)
+            await self._flush_events()
+            return
+        try:
+            while any(row.session_id in self._stored for row in self._events):
+                await self._flush_events()
+        finally:
+            self._flushing_now = False
 
     async def _flush_events(self) -> None:
-        """Write the buffered events (a short turn's go with its outcome, in one write)."""
-        if not self._events:
-            return
-        batch, self._events = self._events, []
-        with contextlib.suppress(Exception):  # events of a deleted session have no home
-            await self._offload(self._sessions.turns.append_events, batch)
+        """Write the buffered events (a short turn's go with its outcome, in one write), one
+        write at a time, so that events are stored in the order they came."""
+        async with self._flush_lock:
+            if not self._events:
+                return
+            batch, self._events = self._events, []
+            with contextlib.suppress(Exception):  # events of a deleted session have no home
+                await self._offload(self._sessions.turns.append_events, batch)
+        for session_id in {row.session_id for row in batch}:
+            self._notify(session_id)
+
+
+def _error_text(exc: BaseException) -> str:
+    """What an agent said when it refused a request (a JSON-RPC error's message and data)."""
+    message = str(exc) or type(exc).__name__
+    data = getattr(exc, "data", None)
+    if isinstance(data, dict):
+        detail = data.get("details") or data.get("message")
+        if isinstance(detail, str) and detail and detail not in message:
+            message = f"{message}: {detail}"
+    elif isinstance(data, str) and data and data not in message:
+        message = f"{message}: {data}"
+    return message
 
 
 def event_record(row: SessionEventRow) -> dict[str, Any]:
