@@ -71,8 +71,9 @@ def test_session_prompt_without_a_daemon_streams_one_json_object_per_update(
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     kinds = [event["kind"] for event in events]
-    assert kinds[0] == "available_commands_update"
-    assert kinds[1] == "turn_started"
+    # the prompt's own turn only: not the agent's session updates before it (issue 21)
+    assert kinds[0] == "turn_started"
+    assert {event["turn_id"] for event in events} == {events[0]["turn_id"]}
     assert kinds.count("plan") == 4
     assert events[-1]["kind"] == "turn_ended"
     assert events[-1]["payload"] == {"status": "completed", "stop_reason": "end_turn"}

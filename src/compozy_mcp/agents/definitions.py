@@ -64,6 +64,10 @@ class AgentDefinition:
     #: the models and efforts were announced by the agent when it last started (not listed
     #: by its definition)
     announced: bool = False
+    #: environment the agent refuses to start as root without, and why (checked before it
+    #: starts, so that the user reads the cause, not the adapter's "Query closed")
+    root_needs: Mapping[str, str] = field(default_factory=dict)
+    root_reason: str = ""
 
     def record(self) -> dict[str, Any]:
         """The public record (``compozy__agent_list``)."""
@@ -99,6 +103,8 @@ BUILTINS: dict[str, AgentDefinition] = {
         name="claude",
         command="claude-agent-acp",
         package=CLAUDE_PACKAGE,
+        root_needs={"IS_SANDBOX": "1"},
+        root_reason="Claude Code refuses to skip its permission prompts as root",
         provider="claude",
         description="Claude Code through its ACP adapter (needs an Anthropic login or "
         "ANTHROPIC_API_KEY; docs/agents.md)",

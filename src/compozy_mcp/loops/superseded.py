@@ -84,7 +84,7 @@ SUPERSEDED: Mapping[str, tuple[str, str]] = {
     ),
     "compozy__agent_list": (
         "0946cd1fcf35eb9a63939212f366e3a584bd868f442d96a723a9fb51d4bb86f7",
-        "627c816d567e024cab980cc5752ff835e371788146a05753e65641ca521b89c8",
+        "f93b63046f6982d07e7d174b7f24d2fb2dc0b012a6d2828395bdb8836114aaa5",
     ),
     "compozy__session_prompt": (
         "276eb7e720f00e61ae3102d46635f4db31c302a769b4582237533bfd74f83745",

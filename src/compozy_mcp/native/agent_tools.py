@@ -129,7 +129,16 @@ AGENT_RECORD = obj(
         "source": enum("builtin", "home", "workspace"),
         "env_keys": strings(),
     },
-    {"default_model": STRING, "default_reasoning_effort": STRING},
+    {
+        "default_model": STRING,
+        "default_reasoning_effort": STRING,
+        "package": described(STRING, "The npm package (name@version) that provides its command."),
+        "models_from": described(
+            enum("agent"),
+            "agent: the models and efforts are those the agent announced when it last started "
+            "(its definition lists none)",
+        ),
+    },
     order=("name", "provider", "description", "command", "models", "default_model"),
 )
 AGENT_PROBLEM = obj({"source": STRING, "message": STRING}, {"agent": STRING})
@@ -145,6 +154,7 @@ AGENT_LIST_VIEWS = ViewSpec(
                     "default_model",
                     "reasoning_efforts",
                     "default_reasoning_effort",
+                    "models_from",
                 )
             ),
             "problems": KEEP,

@@ -113,6 +113,26 @@ class AgentNotInstalled(OSError):
     no ``npx`` to fetch its package."""
 
 
+class AgentRefusesRoot(OSError):
+    """The agent will not start as root without some environment (it says so only in a way
+    its adapter hides)."""
+
+
+def check_root(agent: AgentDefinition, environment: Mapping[str, str]) -> None:
+    if not agent.root_needs or os.geteuid() != 0:
+        return
+    missing = {k: v for k, v in agent.root_needs.items() if environment.get(k) != v}
+    if missing:
+        needed = " ".join(f"{k}={v}" for k, v in missing.items())
+        as_yaml = ", ".join(f'{k}: "{v}"' for k, v in missing.items())
+        raise AgentRefusesRoot(
+            errno.EPERM,
+            f"compozy runs as root, and {agent.root_reason or 'the agent refuses root'} unless "
+            f"{needed} is set: on a sandboxed machine set it (export {needed}, or agents.yaml: "
+            f"{agent.name}: {{env: {{{as_yaml}}}}}), else run compozy as another user",
+        )
+
+
 def agent_argv(
     agent: AgentDefinition, environment: Mapping[str, str], installed: Path | None
 ) -> list[str]:
@@ -154,6 +174,7 @@ class SubprocessLauncher:
         self, agent: AgentDefinition, cwd: str, env: Mapping[str, str]
     ) -> ProcessTransport:
         environment = {**os.environ, **agent.env, **env}
+        check_root(agent, environment)
         argv = agent_argv(agent, environment, self.installed)
         process = await asyncio.create_subprocess_exec(
             *argv,
