@@ -64,6 +64,9 @@ class AgentDefinition:
     #: the models and efforts were announced by the agent when it last started (not listed
     #: by its definition)
     announced: bool = False
+    #: whether the agent is given compozy's MCP server for its session (its tools, under the
+    #: session's policy and approvals)
+    compozy_tools: bool = True
     #: environment the agent refuses to start as root without, and why (checked before it
     #: starts, so that the user reads the cause, not the adapter's "Query closed")
     root_needs: Mapping[str, str] = field(default_factory=dict)
@@ -157,6 +160,7 @@ DEFINITION_SCHEMA: dict[str, Any] = {
         "reasoning_efforts": _STRINGS,
         "default_reasoning_effort": {"type": "string", "minLength": 1},
         "package": {"type": "string", "minLength": 1, "maxLength": 214},
+        "compozy_tools": {"type": "boolean"},
     },
     "required": ["command"],
     "additionalProperties": False,
@@ -246,6 +250,7 @@ def _definition(name: str, raw: dict[str, Any], file: AgentFile) -> AgentDefinit
         default_effort=default_effort,
         source=file.source,
         package=raw.get("package"),
+        compozy_tools=raw.get("compozy_tools", True),
     )
 
 

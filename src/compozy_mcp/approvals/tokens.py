@@ -1,8 +1,8 @@
 """One-shot approval tokens: ``czat_`` and 32 random bytes, base64url without padding, handed
 out once; the store keeps only their SHA-256. The prefix says what the secret is (a secret
 scanner can find one pasted where it should not be), and a token never starts with ``-``,
-which a command line would take for an option. A token is bound to tool, session, workspace, agent and input
-digest, used once, and expires (120 s by default)."""
+which a command line would take for an option. A token is bound to tool, session, workspace,
+agent and input digest, used once, and expires (120 s by default)."""
 
 from __future__ import annotations
 

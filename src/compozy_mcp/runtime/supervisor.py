@@ -233,7 +233,11 @@ class AgentRuntime:
     async def _handshake(self, live: LiveAgent, ticket: BindTicket, effective: Any) -> Any:
         from compozy_mcp.runtime.connection import session_mcp_server
 
-        servers = [session_mcp_server(ticket.session_id, str(self._settings.home))]
+        servers = (
+            [session_mcp_server(ticket.session_id, str(self._settings.home))]
+            if live.agent.compozy_tools
+            else []
+        )
         # a process that dies during the handshake fails it at once, not at the timeout
         handshake = asyncio.ensure_future(live.connection.handshake(ticket, effective, servers))
         exited = asyncio.ensure_future(live.transport.wait())
