@@ -41,9 +41,10 @@ async def test_a_crash_keeps_the_running_turns_output_while_another_waits_queued
     assert turn["chunks"] == ["about to crash"]
     assert turn["final_message"] == "about to crash"
     assert "exited with status 3" in turn["failure"]["summary"]
-    # the queued one is taken by the next agent the next prompt starts
+    # the queued one fails with it (nobody waits on a gone agent); the next prompt starts
+    # a new one
+    history = await call.structured("compozy__session_history", {"session_id": sid})
+    queued = next(t for t in history["turns"] if t["turn_id"] == second["turn_id"])
+    assert (queued["status"], queued["stop_reason"]) == ("failed", "agent_crashed")
     third = await _prompt(call, sid, "and more", wait=True)
     assert third["status"] == "completed"
-    history = await call.structured("compozy__session_history", {"session_id": sid})
-    statuses = {t["turn_id"]: t["status"] for t in history["turns"]}
-    assert statuses[second["turn_id"]] == "completed"

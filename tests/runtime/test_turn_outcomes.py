@@ -76,7 +76,8 @@ async def test_an_agent_that_never_starts_fails_the_turn_at_its_start_timeout(
     sid = (await call.create(provider="silent"))["id"]
     with anyio.fail_after(15):
         turn = await _prompt(call, sid, "hello", wait=True, result_view="full")
-    assert (turn["status"], turn["stop_reason"]) == ("failed", "agent_start_timeout")
+    assert (turn["status"], turn["stop_reason"]) == ("failed", "agent_start_failed")
+    assert turn["failure"]["kind"] == "agent_start_timeout"
     assert "stderr: silent: waiting forever" in turn["failure"]["summary"]
 
 

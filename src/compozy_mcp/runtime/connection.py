@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -26,6 +27,8 @@ from acp.schema import (
 )
 
 from compozy_mcp import __version__
+from compozy_mcp.errors import LimitExceeded
+from compozy_mcp.runtime.framing import LineChannel
 from compozy_mcp.sessions.model import (
     AcpCaps,
     AcpConfigOption,
@@ -82,14 +85,17 @@ class _Client:
         return refuse
 
 
-def session_mcp_server(session_id: str, home: str) -> McpServerStdio:
+def session_mcp_server(session_id: str, home: str, discovery: str = "full") -> McpServerStdio:
     """compozy's own MCP endpoint for a session, as the agent starts it: ``compozy proxy
     --session ID`` on the same home (it relays the daemon when one listens there), so the
     agent sees the tools its session's policy allows, with its approvals."""
+    args = ["-m", "compozy_mcp", "proxy", "--session", session_id]
+    if discovery != "full":
+        args += ["--discovery", discovery]
     return McpServerStdio(
         name="compozy",
         command=sys.executable,
-        args=["-m", "compozy_mcp", "proxy", "--session", session_id],
+        args=args,
         env=[EnvVariable(name="COMPOZY_HOME", value=home)],
     )
 
@@ -146,9 +152,17 @@ def _caps(init: Any, session: Any) -> AcpCaps:
 class AgentConnection:
     """The ACP connection to one running agent."""
 
-    def __init__(self, listener: Listener, transport: Any) -> None:
+    def __init__(
+        self,
+        listener: Listener,
+        transport: Any,
+        max_frame_bytes: int,
+        on_overflow: Callable[[LimitExceeded], None] | None = None,
+    ) -> None:
         client: Any = _Client(listener)  # the acp Client Protocol, less what is not announced
-        self.conn = ClientSideConnection(client, transport.writer, transport.reader)
+        # a bound on each line the agent writes (the SDK's own reader has none)
+        self.channel = LineChannel(transport.reader, transport.writer, max_frame_bytes, on_overflow)
+        self.conn = ClientSideConnection(client, self.channel)
         self.acp_session_id = ""
         self.options: dict[str, tuple[str, tuple[str, ...]]] = {}
         #: the value each offered category is set to, as the agent last said

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import secrets
 import time
 from collections.abc import AsyncIterator, Coroutine
@@ -35,8 +36,9 @@ from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import timestamp
 from compozy_mcp.config import Settings
-from compozy_mcp.errors import ResourceNotFound, ToolConflict
+from compozy_mcp.errors import LimitExceeded, ResourceNotFound, ToolConflict
 from compozy_mcp.reasons import Reason
+from compozy_mcp.runtime import orphans
 from compozy_mcp.runtime.hints import hint
 from compozy_mcp.runtime.process import Launcher, SubprocessLauncher
 from compozy_mcp.runtime.turn import TurnRecorder
@@ -81,6 +83,8 @@ class LiveAgent:
     context: tuple[str, ...]
     caps: AcpCaps
     commands: tuple[AvailableCommand, ...] = ()
+    #: set when it wrote a line past the frame limit
+    failure: LimitExceeded | None = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     current: TurnRecorder | None = None
     pending: dict[str, _Pending] = field(default_factory=dict)
@@ -100,7 +104,10 @@ class AgentRuntime:
         self._sessions = sessions
         self._settings = settings
         self._offload = offload
-        self._launcher = launcher or SubprocessLauncher(settings.home / "agents")
+        self._launcher = launcher or SubprocessLauncher(
+            settings.home / "run", settings.home / "agents"
+        )
+        self._reaped = False
         self._catalogs = CatalogCache(settings.home)
         self._live: dict[str, LiveAgent] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -127,6 +134,12 @@ class AgentRuntime:
 
     def pids(self) -> list[int]:
         return [pid for live in self._live.values() if (pid := live.transport.pid) is not None]
+
+    def reap_orphans(self) -> list[int]:
+        """End the agent process groups a process of this home started and could not end (it
+        was killed); once per runtime, before its first agent starts, and at daemon start."""
+        self._reaped = True
+        return orphans.reap(self._settings.home / "run")
 
     # --- binding (the RuntimeDriver) -------------------------------------------------------
 
@@ -175,6 +188,8 @@ class AgentRuntime:
         from compozy_mcp.runtime.connection import AgentConnection
 
         command = " ".join([agent.command, *agent.args])
+        if not self._reaped:  # what a killed process of this home left running goes first
+            await self._offload(self.reap_orphans)
         try:
             transport = await self._launcher.launch(agent, ticket.cwd, {})
         except Exception as exc:  # no such command, not executable, no more processes...
@@ -197,7 +212,12 @@ class AgentRuntime:
             ),
         )
         listener = _AgentListener(self, live)
-        live.connection = AgentConnection(listener, transport)
+        live.connection = AgentConnection(
+            listener,
+            transport,
+            self._settings.agent_max_frame_bytes,
+            on_overflow=lambda failure: self._overflowed(live, failure),
+        )
         timeout = self._settings.agent_start_timeout_seconds
         try:
             handshake = await asyncio.wait_for(
@@ -214,7 +234,7 @@ class AgentRuntime:
             await self._end_process(live)
             if isinstance(exc, asyncio.CancelledError):
                 raise
-            raise self._start_failure(agent, transport, exc, timeout) from None
+            raise self._start_failure(live, exc, timeout) from None
         live.caps = handshake.caps
         live.context = () if handshake.loaded else ticket.context
         await self._offload(self._announce, agent, handshake.options)
@@ -234,7 +254,7 @@ class AgentRuntime:
         from compozy_mcp.runtime.connection import session_mcp_server
 
         servers = (
-            [session_mcp_server(ticket.session_id, str(self._settings.home))]
+            [session_mcp_server(ticket.session_id, str(self._settings.home), live.agent.discovery)]
             if live.agent.compozy_tools
             else []
         )
@@ -254,29 +274,42 @@ class AgentRuntime:
                     with contextlib.suppress(BaseException):
                         await task
 
-    def _start_failure(
-        self, agent: AgentDefinition, transport: AgentTransport, exc: BaseException, timeout: int
-    ) -> BindFailed:
+    def _start_failure(self, live: LiveAgent, exc: BaseException, timeout: int) -> BindFailed:
         if isinstance(exc, BindFailed):
             return exc
+        name = live.agent.name
+        if live.failure is not None:
+            return BindFailed("frame_too_large", f'agent "{name}" {live.failure.message}')
         if isinstance(exc, TimeoutError):
-            what = f"did not answer initialize and new_session within {timeout} s"
             kind = "agent_start_timeout"
+            summary = f'agent "{name}" did not answer initialize and new_session within {timeout} s'
         else:
-            what = str(exc) or type(exc).__name__
             kind = "agent_start_failed"
-        tail = transport.stderr_tail()
-        summary = (
-            f'agent "{agent.name}" {what}'
-            if kind.endswith("timeout")
-            else (f'agent "{agent.name}" failed to start: {what}')
-        )
-        if tail:
-            summary += f"; stderr: {tail}"
-        advice = hint(f"{what}\n{tail}")
+            summary = f'agent "{name}" failed to start: {str(exc) or type(exc).__name__}'
+        said = self._said(live)
+        summary += said
+        advice = hint(f"{exc}\n{said}")
         if advice is not None:
             summary += f". Fix: {advice}"
         return BindFailed(kind, summary)
+
+    def _said(self, live: LiveAgent) -> str:
+        """What the agent wrote that was not ACP: its stderr tail, stray lines on stdout."""
+        out = ""
+        tail = live.transport.stderr_tail()
+        if tail:
+            out += f"; stderr: {tail}"
+        connection = getattr(live, "connection", None)
+        noise = connection.channel.noise() if connection is not None else []
+        if noise:
+            out += f"; stdout (not ACP): {' | '.join(noise)}"
+        return out
+
+    def _overflowed(self, live: LiveAgent, failure: LimitExceeded) -> None:
+        """The agent wrote a line past the frame limit: it is stopped at once (its runtime
+        fails as ``frame_too_large`` when its exit is seen)."""
+        live.failure = failure
+        self._in_background(live.transport.terminate(0))
 
     def _announce(
         self, agent: AgentDefinition, options: dict[str, tuple[str, tuple[str, ...]]]
@@ -377,13 +410,16 @@ class AgentRuntime:
 
     async def _crashed(self, live: LiveAgent, status: int) -> None:
         await asyncio.sleep(0.05)  # the last stderr lines
-        tail = live.transport.stderr_tail()
-        summary = f'agent "{live.agent.name}" exited with status {status}'
+        name = live.agent.name
+        if live.failure is not None:  # stopped for a line past the frame limit
+            await self._agent_failed(
+                live, "frame_too_large", f'agent "{name}" {live.failure.message}'
+            )
+            return
+        summary = f'agent "{name}" exited with status {status}'
         if live.current is not None:
             summary += " during a turn"
-        if tail:
-            summary += f"; stderr: {tail}"
-        await self._agent_failed(live, "agent_crashed", summary)
+        await self._agent_failed(live, "agent_crashed", summary + self._said(live))
 
     async def _agent_failed(
         self, live: LiveAgent, kind: str, summary: str, *, turn_detail: str | None = None
@@ -408,6 +444,15 @@ class AgentRuntime:
             if task is not asyncio.current_task():
                 task.cancel()
         await self._end_process(live)
+        # the turns it had not taken yet fail (nobody waits for an agent that is gone), then
+        # the one it ran, with what streamed: whoever it wakes sees them all ended
+        await self._fail_open_turns(
+            live.session_id,
+            kind,
+            f"the agent ended before it took this turn: {summary}",
+            stop_reason=kind,
+            queued_only=True,
+        )
         if live.current is not None:
             detail = turn_detail or summary
             await self._store_turn(live, live.current, "failed", kind, None, detail)
@@ -589,6 +634,13 @@ class AgentRuntime:
             self._in_background(self.ensure_running(call, session_id))
         return turn_id
 
+    async def settled(self) -> None:
+        """Return once the work started in the background so far (the starts of prompts
+        sent without ``wait``) has finished: what a caller needs before it reads a record
+        it wants the same from run to run."""
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+
     def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
         self._background.add(task)
@@ -616,14 +668,28 @@ class AgentRuntime:
         finally:
             self._binding.discard(session_id)
 
-    async def _fail_open_turns(self, session_id: str, kind: str, summary: str) -> None:
-        """The session's agent could not start: its open turns fail (with the start's
-        failure), each with its ``turn_ended`` event, and whoever waits on them is woken."""
-        stop_reason = kind if kind.startswith("agent_start") else "agent_start_failed"
+    async def _fail_open_turns(
+        self,
+        session_id: str,
+        kind: str,
+        summary: str,
+        stop_reason: str = "agent_start_failed",
+        *,
+        queued_only: bool = False,
+    ) -> None:
+        """The session's agent could not start (or ended before it took them): its open
+        turns fail with ``stop_reason`` and a failure of ``kind``, each with its
+        ``turn_ended`` event, and whoever waits on them is woken."""
         await self._flush_events()
-        failed = await self._offload(
-            self._sessions.turns.fail_open, session_id, stop_reason, summary
+        fail = functools.partial(
+            self._sessions.turns.fail_open,
+            session_id,
+            stop_reason,
+            summary,
+            kind=kind,
+            queued_only=queued_only,
         )
+        failed = await self._offload(fail)
         ended: list[SessionEventRow] = []
         for turn in failed:
             payload = {"status": "failed", "stop_reason": stop_reason, "detail": summary}

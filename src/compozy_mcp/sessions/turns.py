@@ -152,23 +152,28 @@ class TurnLedger:
         stop_reason: str,
         summary: str,
         events: Sequence[SessionEventRow] = (),
+        *,
+        kind: str | None = None,
+        queued_only: bool = False,
     ) -> list[TranscriptTurn]:
         """Fail every open turn of a session whose agent could not start (or went away before
-        taking them): each ends ``failed`` with ``stop_reason`` and the failure's summary.
-        Returns the turns it failed (the waiters of each are told by the caller)."""
+        taking them): each ends ``failed`` with ``stop_reason`` and a failure of ``kind``
+        (default: the stop reason) saying ``summary`` (``queued_only``: not the one running,
+        which its runtime stores itself). Returns the turns it failed (the waiters of each are
+        told by the caller)."""
         failed: list[TranscriptTurn] = []
 
         def change(writer: StoreWriter, _: SessionRow, state: SessionState) -> bool:
             writer.append_session_events(events)
             now = self._ledger.now()
             for turn in writer.transcript(session_id):
-                if turn.status in OPEN_TURN:
+                if turn.status == "queued" or (turn.status in OPEN_TURN and not queued_only):
                     ended = replace(
                         turn,
                         status="failed",
                         stop_reason=stop_reason,
                         ended_at=now,
-                        doc=failure_doc(turn.doc, stop_reason, summary),
+                        doc=failure_doc(turn.doc, kind or stop_reason, summary),
                     )
                     writer.save_turn(ended)
                     failed.append(ended)
