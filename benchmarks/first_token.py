@@ -84,7 +84,7 @@ async def bare_row(name: str, env: dict[str, str], cwd: Path, prompts: int) -> l
     environment = {**os.environ, **definition.env, **env}
     async with spawn_agent_process(
         client, command, *definition.args, env=environment, cwd=str(cwd)
-    ) as (conn, _process):
+    ) as (conn, process):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
         session = await conn.new_session(cwd=str(cwd), mcp_servers=[])
         times = []
@@ -98,6 +98,10 @@ async def bare_row(name: str, env: dict[str, str], cwd: Path, prompts: int) -> l
             if index:
                 times.append(time.perf_counter() - started)
             await turn
+        # some adapters (codex-acp) do not exit when stdin closes: end it here, while the
+        # event loop can still close its pipes
+        process.terminate()
+        await process.wait()
         return times
 
 

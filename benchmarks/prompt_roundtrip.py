@@ -97,15 +97,17 @@ async def runtime_row(prompts: int, home: Path) -> list[float]:
 
 
 def _start_daemon(
-    home: Path, extra_env: dict[str, str] | None = None
+    home: Path, extra_env: dict[str, str] | None = None, *, uds: bool = False
 ) -> tuple[subprocess.Popen[str], str]:
+    """``compozy serve`` on a free port; with ``uds`` its socket too, which the MCP
+    servers of the agents it runs relay to (without it they serve in-process)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPOZY_")}
     env.update(extra_env or {})
     env["COMPOZY_HOME"] = str(home / "daemon")
     env["COMPOZY_WORKSPACE"] = str(home / "ws")
     compozy = Path(sys.executable).parent / "compozy"
     process = subprocess.Popen(
-        [str(compozy), "serve", "--port", "0", "--no-uds"],
+        [str(compozy), "serve", "--port", "0", *(() if uds else ("--no-uds",))],
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,

@@ -67,6 +67,9 @@ class AgentDefinition:
     #: whether the agent is given compozy's MCP server for its session (its tools, under the
     #: session's policy and approvals)
     compozy_tools: bool = True
+    #: how compozy's MCP server lists its tools to the agent: ``full`` (every tool) or
+    #: ``search`` (three discovery tools that find and call the rest: a smaller prompt)
+    discovery: str = "full"
     #: environment the agent refuses to start as root without, and why (checked before it
     #: starts, so that the user reads the cause, not the adapter's "Query closed")
     root_needs: Mapping[str, str] = field(default_factory=dict)
@@ -161,6 +164,7 @@ DEFINITION_SCHEMA: dict[str, Any] = {
         "default_reasoning_effort": {"type": "string", "minLength": 1},
         "package": {"type": "string", "minLength": 1, "maxLength": 214},
         "compozy_tools": {"type": "boolean"},
+        "discovery": {"enum": ["full", "search"]},
     },
     "required": ["command"],
     "additionalProperties": False,
@@ -251,6 +255,7 @@ def _definition(name: str, raw: dict[str, Any], file: AgentFile) -> AgentDefinit
         source=file.source,
         package=raw.get("package"),
         compozy_tools=raw.get("compozy_tools", True),
+        discovery=raw.get("discovery", "full"),
     )
 
 
