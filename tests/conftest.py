@@ -29,7 +29,7 @@ from compozy_mcp.dispatch import ToolResult
 from compozy_mcp.store import SQLiteStore
 
 START = datetime(2026, 11, 10, 14, 2, 11, tzinfo=UTC)
-SLOW_TIERS = ("process", "node", "bench", "soak")
+SLOW_TIERS = ("process", "node", "bench", "agents", "soak")
 _STARTED = pytest.StashKey[float]()
 
 

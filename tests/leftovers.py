@@ -1,5 +1,6 @@
 """Agent processes a test run leaves behind (issue 12: "after the test suite ... no agent
-process is left running"): the ``echo`` agents started since the run began that still run."""
+process is left running"): the agents (echo, and the real agents' adapters and what they run)
+started since the run began that still run."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import os
 import time
 from pathlib import Path
 
-AGENT_MARK = b"compozy_mcp.agents.echo"
+AGENT_MARKS = (
+    b"compozy_mcp.agents.echo",
+    b"claude-agent-acp",
+    b"@anthropic-ai/claude",
+    b"codex-acp",
+    b"gemini-cli",
+    b"tests.fakes.fake_",
+)
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -30,7 +38,7 @@ def _started_at(pid: str) -> float | None:
 
 
 def running_agents(since: float) -> list[str]:
-    """``pid: command`` of every echo agent started after ``since`` (epoch seconds)."""
+    """``pid: command`` of every agent started after ``since`` (epoch seconds)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -40,7 +48,8 @@ def running_agents(since: float) -> list[str]:
         except OSError:
             continue
         started = _started_at(entry.name)
-        if AGENT_MARK in command and started is not None and started >= since - 1:
+        ours = any(mark in command for mark in AGENT_MARKS)
+        if ours and started is not None and started >= since - 1:
             shown = command.replace(b"\0", b" ").decode(errors="replace")
             found.append(f"{entry.name}: {shown}")
     return found

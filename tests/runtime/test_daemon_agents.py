@@ -24,6 +24,8 @@ from tests.api.support import (
     short_dir,
 )
 
+from compozy_mcp.runtime import procfs
+
 pytestmark = pytest.mark.process
 
 
@@ -42,14 +44,6 @@ def _children(pid: int) -> set[int]:
         if fields[0] != "Z" and int(fields[1]) == pid:
             found.add(int(entry.name))
     return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 @pytest.fixture
@@ -225,9 +219,9 @@ def test_no_agent_process_outlives_the_daemon(daemon_home: Home, stop: int, stat
         assert len(agents) == 2
         assert daemon.stop(stop) == status
     deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in agents) and time.monotonic() < deadline:
+    while any(procfs.running(pid) for pid in agents) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not [pid for pid in agents if _alive(pid)]
+    assert not [pid for pid in agents if procfs.running(pid)]
     with (
         short_dir() as where,
         running_daemon(daemon_home, "--port", "0", "--uds", str(where / "d.sock")) as again,
