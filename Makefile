@@ -61,15 +61,20 @@ soak: $(STAMP)
 	rm -f .soak/figures.json
 	$(BIN)/pytest -m soak -s
 
-# Catalog bytes, result bytes, call overhead and hook overhead (FastMCP is installed into .bench/
-# on first use).
-bench: $(STAMP)
+# Catalog bytes, result bytes, call overhead, hook overhead, prompt round trip, Loop lint,
+# streaming over HTTP (FastMCP is installed into .bench/ on first use), and with the real
+# agents (node-deps): time to first token and what the model reads.
+bench: $(STAMP) node-deps
 	$(BIN)/python -m benchmarks.catalog_bytes --verify-stdio
 	$(BIN)/python -m benchmarks.result_bytes
 	$(BIN)/python -m benchmarks.call_overhead
 	$(BIN)/python -m benchmarks.hook_overhead
 	$(BIN)/python -m benchmarks.prompt_roundtrip
 	$(BIN)/python -m benchmarks.loop_lint
+	$(BIN)/python -m benchmarks.worktrees
+	$(BIN)/python -m benchmarks.http_streaming
+	$(BIN)/python -m benchmarks.first_token
+	$(BIN)/python -m benchmarks.model_reads
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis .bench

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import random
 import re
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,7 +27,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from benchmarks.driver import RealisticDriver
-from compozy_mcp.agents.definitions import BUILTINS as PROVIDERS
 from compozy_mcp.assembly import App, open_app
 from compozy_mcp.clock import FixedClock, timestamp
 from compozy_mcp.config import Settings
@@ -85,6 +85,14 @@ CHILD_TOOLS = (
     "compozy__tool_search",
     "compozy__tool_artifact_read",
 )
+#: the models (and efforts) the real adapters announce when they start (docs/agents.md): the
+#: built-in definitions list none, so the world picks from these
+ANNOUNCED_MODELS = {
+    "claude": ("default", "sonnet[1m]", "opus[1m]", "haiku"),
+    "codex": ("gpt-5.5-codex", "gpt-5.5", "gpt-5.5-mini"),
+    "gemini": ("gemini-2.5-pro", "gemini-2.5-flash"),
+}
+ANNOUNCED_EFFORTS = {"codex": ("low", "medium", "high", "xhigh")}
 MCP_SERVERS = ("github", "linear", "sentry", "postgres", "playwright")
 CHILD_PATHS = ("src/upload", "src/sync", "tests/upload", "tests/e2e", "docs", "scripts")
 TOOLS_IN_TURN = ("Bash", "Edit", "Read", "Grep", "compozy__session_status", None)
@@ -138,10 +146,24 @@ class Size:
         return cls(roots=3, max_children=2)
 
 
+def git_workspace(path: Path) -> Path:
+    """``path`` as a git repository with one commit (sessions there may have worktrees)."""
+    path.mkdir(parents=True, exist_ok=True)
+    if not (path / ".git").exists():
+        (path / "README.md").write_text("A workspace of the benchmark world.\n")
+        identity = ["-c", "user.name=bench", "-c", "user.email=bench@example.com"]
+        for args in (
+            ["init", "--quiet", "--initial-branch", "main"],
+            ["add", "--all"],
+            [*identity, "commit", "--quiet", "-m", "first"],
+        ):
+            subprocess.run(["git", *args], cwd=path, check=True, capture_output=True)
+    return path
+
+
 def bench_settings(home: Path) -> Settings:
-    """Settings for a scratch home with a workspace directory in it."""
-    workspace = home / "workspace"
-    workspace.mkdir(parents=True, exist_ok=True)
+    """Settings for a scratch home with a workspace (a git repository) in it."""
+    workspace = git_workspace(home / "workspace")
     return Settings(home=home / "home", default_workspace_path=workspace)
 
 
@@ -189,10 +211,10 @@ class _Builder:
 
     def selection(self) -> dict[str, str]:
         provider = self.rng.choices(("claude", "codex", "gemini"), weights=(55, 30, 15))[0]
-        info = PROVIDERS[provider]
-        out = {"provider": provider, "model": self.rng.choice(info.models)}
-        if info.reasoning_efforts:
-            out["reasoning_effort"] = self.rng.choice(info.reasoning_efforts)
+        out = {"provider": provider, "model": self.rng.choice(ANNOUNCED_MODELS[provider])}
+        efforts = ANNOUNCED_EFFORTS.get(provider)
+        if efforts:
+            out["reasoning_effort"] = self.rng.choice(efforts)
         return out
 
     async def bind(self, session_id: str, selection: dict[str, str]) -> dict[str, Any]:
@@ -231,8 +253,7 @@ class _Builder:
         ]
         workspace = self.app.settings.default_workspace_path
         assert workspace is not None
-        web = workspace.parent / "acme-web"
-        web.mkdir(exist_ok=True)
+        web = git_workspace(workspace.parent / "acme-web")
         workspaces = ["ws_default", (await sessions.add_workspace(web, "acme-web")).id]
         self.write_skills(workspace)
         tasks = self.rng.sample(TASKS, k=min(self.size.roots, len(TASKS)))
@@ -266,8 +287,8 @@ class _Builder:
             self.tick(20, 300)
             await self.prompt(session_id, text)
         if rng.random() < 0.4:  # switch model on the bound runtime (live configuration)
-            info = PROVIDERS[selection["provider"]]
-            await self.bind(session_id, {**selection, "model": rng.choice(info.models)})
+            models = ANNOUNCED_MODELS[selection["provider"]]
+            await self.bind(session_id, {**selection, "model": rng.choice(models)})
         for _ in range(self.n_children()):
             await self.spawn(session_id, depth=1)
 

@@ -63,6 +63,13 @@ class Recorder:
 Step = Callable[[Recorder, random.Random, int], Awaitable[None]]
 
 
+async def _started(rec: Recorder, session_id: str) -> dict[str, Any]:
+    """The session once the start its prompt queued is over (it binds in the background):
+    measuring before would measure a record that differs from run to run."""
+    await rec.world.app.runtime.settled()
+    return await rec.full(session_id)
+
+
 async def _open(rec: Recorder, ids: list[str]) -> list[str]:
     """The sessions of ``ids`` that are neither stopped nor archived."""
     out = []
@@ -502,7 +509,7 @@ async def agents(rec: Recorder, rng: random.Random, k: int) -> None:
         )
         assert queued["turn"]["status"] in ("queued", "running", "completed")
     for sid in sessions:
-        fences = await rec.full(sid)
+        fences = await _started(rec, sid)
         await rec.measured(
             "compozy__session_clear",
             {
@@ -530,9 +537,28 @@ async def approvals(rec: Recorder, rng: random.Random, k: int) -> None:
     await rec.measured("compozy__tool_approvals_list", {"tool_id": "compozy__session_stop"})
 
 
+async def worktrees(rec: Recorder, rng: random.Random, k: int) -> None:
+    """Sessions in worktrees: each changes a few files, then its diff and worktree are read."""
+    if not (await rec.world.app.dispatcher.call("compozy__worktree_list", {})).structured[
+        "worktrees"
+    ]:  # a small world spawned none: one session takes a worktree
+        made = {"agent_name": "general", "name": "Worktree work", "worktree": True}
+        await rec.world.app.dispatcher.call("compozy__session_create", made)
+    trees = (await rec.measured("compozy__worktree_list", {}))["worktrees"]
+    for tree in rng.sample(trees, k=min(len(trees), k * 2)):
+        directory = Path(tree["directory"])
+        for index in range(rng.randint(1, 6)):
+            lines = [f"line {n} of change {index}" for n in range(rng.randint(3, 60))]
+            (directory / f"change_{index}.py").write_text("\n".join(lines) + "\n")
+        (directory / "README.md").write_text(f"Work of {tree['session_id']}.\n")
+        await rec.measured("compozy__session_diff", {"session_id": tree["session_id"]})
+        await rec.measured("compozy__worktree_inspect", {"worktree_id": tree["worktree_id"]})
+
+
 #: the script, in order: reads first (on the world as built), then each kind of change
 SCRIPT: tuple[Step, ...] = (
     reads,
+    worktrees,
     renames,
     archive_cycle,
     runtime_changes,

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Install the JavaScript MCP clients the `node` test tier drives (the TypeScript SDK and the MCP
-# Inspector CLI), from their lockfiles, saying what is downloaded. Without node and npm this
-# does nothing: the node tests then skip and say why.
+# Install the JavaScript MCP programs the `node` test tier drives (the TypeScript SDK and the MCP
+# Inspector CLI as clients, the reference server-everything as an upstream server), from their
+# lockfiles, saying what is downloaded. Without node and npm this does nothing: the node tests
+# then skip and say why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "node-deps: node/npm not found; the node test tier will be skipped"
   exit 0
 fi
-for dir in tests/proxy/ts_client tests/proxy/inspector_cli; do
+for dir in tests/proxy/ts_client tests/proxy/inspector_cli tests/upstream/everything tests/agents; do
   if [ -L "$dir/node_modules" ]; then
     # another checkout's packages, linked in: npm ci would empty that checkout's folder
     echo "node-deps: $dir/node_modules is a symlink; leaving it as it is"

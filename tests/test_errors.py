@@ -62,6 +62,12 @@ SAMPLES: dict[type[CompozyError], Callable[[], CompozyError]] = {
     errors.ActionContractStale: lambda: errors.ActionContractStale(
         "n", T, {"view": "full"}, "gone"
     ),
+    errors.WorktreeDirty: lambda: errors.WorktreeDirty(T, "worktree", ["a.txt"], "force"),
+    errors.MergeConflict: lambda: errors.MergeConflict(T, "compozy/x", "main", ["a.txt"]),
+    errors.WorktreeUnavailable: lambda: errors.WorktreeUnavailable(T, "not a repository"),
+    errors.PullRequestUnavailable: lambda: errors.PullRequestUnavailable(
+        T, "gh is missing", reason="gh_missing", commands=["git push"]
+    ),
     errors.ResourceNotFound: lambda: errors.ResourceNotFound(T, "session", "s"),
     errors.ModelNotFound: lambda: errors.ModelNotFound(T, "x"),
     errors.ReasoningEffortUnsupported: lambda: errors.ReasoningEffortUnsupported(T, "x"),
@@ -74,6 +80,9 @@ SAMPLES: dict[type[CompozyError], Callable[[], CompozyError]] = {
     errors.AlreadyExists: lambda: errors.AlreadyExists("x", reason="profile_exists"),
     errors.RequestBodyInvalid: lambda: errors.RequestBodyInvalid("x"),
     errors.StoreBusy: lambda: errors.StoreBusy("x"),
+    errors.LimitExceeded: lambda: errors.LimitExceeded(
+        "a line of the agent's stdout", limit="frame bytes", value=16, setting="X"
+    ),
     errors.RemoteError: lambda: errors.RemoteError(
         {"code": "tool_denied", "reason": "permission_denied", "message": "m"}, 403
     ),

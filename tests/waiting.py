@@ -37,7 +37,7 @@ def wait_until(
 
 
 async def wait_until_async(
-    check: Callable[[], T | None | Awaitable[T | None]],
+    check: Callable[[], T | Awaitable[T | None] | None],
     what: str,
     *,
     timeout: float = TIMEOUT,

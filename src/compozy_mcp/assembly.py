@@ -92,7 +92,11 @@ def open_app(
         offload = Offload()
         registry = build_registry(list(extra_tools))
         sessions = Sessions(
-            store, clock, offload, default_workspace_path=settings.default_workspace_path
+            store,
+            clock,
+            offload,
+            default_workspace_path=settings.default_workspace_path,
+            worktrees_dir=settings.home / "worktrees",
         )
         # turns, history and events are read through the runtime whatever binds (a driver of
         # the caller's own binds without processes: its sessions' prompts stay queued)

@@ -11,6 +11,9 @@ Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 #: the caller's progress channel while a surface runs a call (an MCP request that may carry a
 #: progress token); ``None`` where the caller has none
 PROGRESS: ContextVar[Progress | None] = ContextVar("compozy_progress", default=None)
+#: the most bytes a result may have whole on the surface running the call (MCP over HTTP: its
+#: message must fit one Server-Sent Event); dispatch keeps the smaller of this and the budget
+RESULT_CEILING: ContextVar[int | None] = ContextVar("compozy_result_ceiling", default=None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -187,13 +187,22 @@ def daemon_app(
         try:
             async with contextlib.AsyncExitStack() as stack:
                 if upstreams is not None:
-                    await stack.enter_async_context(upstreams.running())
+                    # /mcp waits for their first attempts when it lists, not the start-up:
+                    # a stop (SIGTERM) is heard at once
+                    await stack.enter_async_context(upstreams.running(settle=False))
                 await stack.enter_async_context(mcp_app.router.lifespan_context(mcp_app))
                 tasks = await stack.enter_async_context(anyio.create_task_group())
                 # agents of an earlier daemon died with it: their sessions are unbound
+                # and what they left running in the background (kill -9 of a daemon) ends
+                reaped = await anyio.to_thread.run_sync(app.runtime.reap_orphans)
+                if reaped:
+                    log.info("ended %d agent process group(s) a killed daemon left", len(reaped))
                 stale = await anyio.to_thread.run_sync(app.sessions.turns.reset_stale)
                 if stale:
                     log.info("unbound %d session(s) whose agents ended with a daemon", len(stale))
+                missing = await app.sessions.recover_worktrees()
+                if missing:
+                    log.info("%d session worktree(s) vanished; marked missing", missing)
                 tasks.start_soon(_upkeep_every, app, settings.upkeep_seconds)
                 recovered = await app.loops.recover()
                 if any(recovered.values()):

@@ -34,7 +34,7 @@ from typing import Any
 from compozy_mcp import jsonutil
 from compozy_mcp.approvals import Approvals
 from compozy_mcp.artifacts import MAX_PAGE_BYTES, OPERATOR_OWNER, ArtifactRef
-from compozy_mcp.calls import OPERATOR, CallInfo, CallScope
+from compozy_mcp.calls import OPERATOR, RESULT_CEILING, CallInfo, CallScope
 from compozy_mcp.errors import CompozyError, SessionEnded, ToolBackendFailed, ToolDenied, ToolError
 from compozy_mcp.hooks import (
     POST_CALL,
@@ -323,6 +323,9 @@ class Dispatcher:
         defn = tool.definition
         data = jsonutil.dumps(structured)
         budget = defn.max_result_bytes or self.services.settings.max_result_bytes
+        ceiling = RESULT_CEILING.get()
+        if ceiling is not None:
+            budget = min(budget, ceiling)
         if defn.budget_exempt or len(data) <= budget:
             return ToolResult(
                 tool_id=tool.id,
@@ -332,22 +335,25 @@ class Dispatcher:
                 structured_json=data,
                 duration_ms=(time.perf_counter() - started) * 1000,
             )
-        return await self._truncated(tool, scope, view, data, budget, started)
+        return await self.stored_whole(tool.id, scope, view, data, budget, started)
 
-    async def _truncated(
+    async def stored_whole(
         self,
-        tool: RegisteredTool,
+        tool_id: str,
         scope: CallScope,
         view: ResultView | None,
         data: bytes,
         budget: int,
         started: float,
     ) -> ToolResult:
+        """A result of ``data`` bytes over ``budget``: stored whole as an artifact, and
+        replaced by the continuation that reads it (the proxy uses it too, for an upstream
+        server's result that would not fit the one event a streamed answer carries)."""
         ref = await self.services.artifacts.put(
-            tool.id,
+            tool_id,
             data,
             mime_type="application/json",
-            meta={"tool_id": tool.id, "result_view": view.value if view else None},
+            meta={"tool_id": tool_id, "result_view": view.value if view else None},
             owner=scope.session_id or OPERATOR_OWNER,
         )
         read_input = continuation(ref)
@@ -369,7 +375,7 @@ class Dispatcher:
         if view is not None:
             structured["result_view"] = view.value
         return ToolResult(
-            tool_id=tool.id,
+            tool_id=tool_id,
             structured=structured,
             preview=preview,
             view=view,

@@ -24,7 +24,11 @@ invent errors; each maps these in one place: ``api/responses.py`` (HTTP status a
     │   ├── ToolApprovalRequired        tool_approval_required / approval_required, approval_token_*
     │   ├── ToolConflict                tool_conflict / session_stopped, ttl_expired, ...
     │   │   ├── StaleFence              a fence the caller sent is not the record's
-    │   │   └── ActionContractStale     a Loop node's pinned contract is not the live one (loops)
+    │   │   ├── ActionContractStale     a Loop node's pinned contract is not the live one (loops)
+    │   │   ├── WorktreeDirty           worktree_dirty: uncommitted changes, and no force
+    │   │   └── MergeConflict           merge_conflict: the branches change the same lines
+    │   ├── WorktreeUnavailable         worktree_unavailable / not_a_git_repository, ...
+    │   ├── PullRequestUnavailable      pull_request_unavailable / gh_missing, ...
     │   ├── ResourceNotFound            not_found / session_not_found, skill_not_found, ...
     │   ├── ModelNotFound               model_not_found / provider_unknown, model_unknown
     │   ├── ReasoningEffortUnsupported  reasoning_effort_unsupported
@@ -36,6 +40,7 @@ invent errors; each maps these in one place: ``api/responses.py`` (HTTP status a
     ├── InvalidRequest                  invalid_request: a Host API request with a bad value
     │   └── RequestBodyInvalid          the HTTP body is not JSON, not an object, missing ...
     ├── StoreBusy                       store_busy: another writer held the store; retry
+    ├── LimitExceeded                   limit_exceeded / frame_too_large: a named limit reached
     ├── RemoteError                     a daemon's error payload, reproduced as it came
     ├── ApiError                        a request the HTTP API refuses before any route runs
     │   ├── Unauthorized                unauthorized / token_missing, token_invalid
@@ -331,6 +336,63 @@ class ActionContractStale(ToolConflict):
         )
 
 
+class WorktreeDirty(ToolConflict):
+    """A worktree holds uncommitted changes and the operation would have to take them along;
+    nothing changed. ``details.files`` lists them (the first 50)."""
+
+    default_reason = Reason.WORKTREE_DIRTY
+
+    def __init__(self, tool_id: str, where: str, files: list[str], advice: str) -> None:
+        shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+        super().__init__(
+            tool_id,
+            f"{where} has uncommitted changes ({shown}); {advice}",
+            details={"files": files[:50], "count": len(files)},
+        )
+
+
+class MergeConflict(ToolConflict):
+    """Merging a session's branch would conflict; nothing changed. ``details.files`` names
+    the files in conflict."""
+
+    code = "merge_conflict"
+    default_reason = Reason.MERGE_CONFLICT
+
+    def __init__(self, tool_id: str, branch: str, target: str, files: list[str]) -> None:
+        super().__init__(
+            tool_id,
+            f'merging branch "{branch}" into "{target}" conflicts in {len(files)} file'
+            f"{'' if len(files) == 1 else 's'}: {', '.join(files[:10])}"
+            f"{' ...' if len(files) > 10 else ''}; nothing was changed",
+            details={"files": files, "branch": branch, "into": target},
+        )
+
+
+class WorktreeUnavailable(ToolError):
+    """A session cannot have (or use) a git worktree here: the workspace is not a git
+    repository, has no commit yet, git is missing, the base is unknown, or the directory
+    vanished. The message says which and what to do."""
+
+    code = "worktree_unavailable"
+    default_reason = Reason.NOT_A_GIT_REPOSITORY
+
+
+class PullRequestUnavailable(ToolError):
+    """A pull request cannot be opened from here (the ``gh`` CLI is missing or not logged
+    in, or there is no remote). ``details.commands`` are the commands that open it by hand."""
+
+    code = "pull_request_unavailable"
+    default_reason = Reason.GH_MISSING
+
+    def __init__(self, tool_id: str, message: str, *, reason: str, commands: list[str]) -> None:
+        super().__init__(
+            tool_id,
+            f"{message}; to open it by hand: {'; '.join(commands)}",
+            reason=reason,
+            details={"commands": commands},
+        )
+
+
 def _short(pinned: Mapping[str, Any]) -> str:
     inp = str(pinned.get("input_schema_digest", ""))[:12]
     out = str(pinned.get("output_schema_digest", ""))[:12]
@@ -425,6 +487,28 @@ class StoreBusy(CompozyError):
     default_reason = Reason.STORE_LOCKED
     #: seconds a client should wait before it retries
     retry_after_seconds: ClassVar[int] = 1
+
+
+class LimitExceeded(CompozyError):
+    """Something would have grown past one of the documented limits; it was stopped there.
+    The message says what, names the limit and its value, and the setting that raises it."""
+
+    code = "limit_exceeded"
+    default_reason = Reason.FRAME_TOO_LARGE
+
+    def __init__(
+        self, what: str, *, limit: str, value: int, setting: str | None, reason: str | None = None
+    ) -> None:
+        raise_it = f"; raise it with {setting}" if setting else ""
+        super().__init__(f"{what} (limit {limit}: {value}){raise_it}", reason=reason)
+        self.limit = limit
+        self.value = value
+        self.setting = setting
+
+    def payload(self, *, redact: bool) -> dict[str, Any]:
+        body = super().payload(redact=redact)
+        body["limit"] = {"name": self.limit, "value": self.value, "setting": self.setting}
+        return body
 
 
 class RemoteError(CompozyError):

@@ -161,6 +161,8 @@ async def serve_sockets(
     traceback) when the event loop closes.
     """
     import uvicorn
+    from uvicorn.config import HTTP_PROTOCOLS
+    from uvicorn.importer import import_from_string
     from uvicorn.lifespan.on import LifespanOn
 
     from compozy_mcp.http_limits import HttpDeadlines as Deadlines
@@ -176,7 +178,8 @@ async def serve_sockets(
     streams = EventStreams(app)
     config = uvicorn.Config(
         streams,
-        http=guarded_protocol(deadlines or Deadlines()),
+        # uvicorn's h11 protocol, as `--http h11` names it, inside the deadlines' wrapper
+        http=guarded_protocol(deadlines or Deadlines(), import_from_string(HTTP_PROTOCOLS["h11"])),
         lifespan="on",
         log_level="warning",
         access_log=False,

@@ -57,6 +57,29 @@ class Reason(StrEnum):
     INTERACTION_NOT_FOUND = "interaction_not_found"
     DECISION_NOT_OFFERED = "decision_not_offered"
     AGENT_NOT_FOUND = "agent_not_found"
+    # --- limits -------------------------------------------------------------------------------
+    FRAME_TOO_LARGE = "frame_too_large"
+    # --- worktrees and hand-off ---------------------------------------------------------------
+    NOT_A_GIT_REPOSITORY = "not_a_git_repository"
+    REPOSITORY_EMPTY = "repository_empty"
+    GIT_MISSING = "git_missing"
+    GIT_FAILED = "git_failed"
+    BASE_UNKNOWN = "base_unknown"
+    BRANCH_EXISTS = "branch_exists"
+    BRANCH_UNKNOWN = "branch_unknown"
+    WORKTREE_MISSING = "worktree_missing"
+    WORKTREE_EXISTS = "worktree_exists"
+    WORKTREE_DIRTY = "worktree_dirty"
+    WORKTREE_IN_USE = "worktree_in_use"
+    RUNTIME_BOUND = "runtime_bound"
+    NO_WORKTREE = "no_worktree"
+    MERGE_CONFLICT = "merge_conflict"
+    NOT_FAST_FORWARD = "not_fast_forward"
+    GH_MISSING = "gh_missing"
+    GH_UNAUTHENTICATED = "gh_unauthenticated"
+    GH_FAILED = "gh_failed"
+    NO_REMOTE = "no_remote"
+    PUSH_FAILED = "push_failed"
     # --- lookups ----------------------------------------------------------------------------
     NOT_FOUND = "not_found"
     SESSION_NOT_FOUND = "session_not_found"
@@ -67,6 +90,7 @@ class Reason(StrEnum):
     ARTIFACT_NOT_FOUND = "artifact_not_found"
     SKILL_INVALID = "skill_invalid"
     HOOK_NOT_FOUND = "hook_not_found"
+    WORKTREE_NOT_FOUND = "worktree_not_found"
     # --- hooks ------------------------------------------------------------------------------
     HOOK_EXISTS = "hook_exists"
     HOOK_READ_ONLY = "hook_read_only"
@@ -119,6 +143,7 @@ class Reason(StrEnum):
     MCP_SERVER_DOWN = "mcp_server_down"
     MCP_SERVER_TIMEOUT = "mcp_server_timeout"
     MCP_SERVER_LOST = "mcp_server_lost"
+    MCP_TASKS_UNSUPPORTED = "mcp_tasks_unsupported"
     # --- approvals --------------------------------------------------------------------------
     APPROVAL_REQUIRED = "approval_required"
     APPROVAL_REJECTED = "approval_rejected"
@@ -158,4 +183,5 @@ NOT_FOUND_BY_KIND: dict[str, Reason] = {
     "approval grant": Reason.GRANT_NOT_FOUND,
     "loop": Reason.LOOP_NOT_FOUND,
     "loop run": Reason.LOOP_RUN_NOT_FOUND,
+    "worktree": Reason.WORKTREE_NOT_FOUND,
 }

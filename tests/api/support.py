@@ -291,3 +291,6 @@ class ContractClient:
 
     def post(self, template: str, **kw: Any) -> tuple[int, Any]:
         return self.request("POST", template, **kw)
+
+    def delete(self, template: str, **kw: Any) -> tuple[int, Any]:
+        return self.request("DELETE", template, **kw)

@@ -257,7 +257,7 @@ INVOKE_ERRORS = [
     ),
     pytest.param(
         "compozy__session_create",
-        {"agent_name": "general", "provider": "claude", "model": "gpt-1"},
+        {"agent_name": "general", "provider": "echo", "model": "gpt-1"},
         422,
         ("model_not_found", "model_unknown"),
         None,
@@ -273,7 +273,7 @@ INVOKE_ERRORS = [
     ),
     pytest.param(
         "compozy__session_create",
-        {"agent_name": "general", "provider": "claude", "reasoning_effort": "ludicrous"},
+        {"agent_name": "general", "provider": "echo", "reasoning_effort": "ludicrous"},
         422,
         ("reasoning_effort_unsupported", "reasoning_effort_unsupported"),
         None,
@@ -437,7 +437,7 @@ CREATE_ERRORS = [
         id="unknown-workspace",
     ),
     pytest.param(
-        {"agent_name": "general", "provider": "claude", "model": "gpt-1"},
+        {"agent_name": "general", "provider": "echo", "model": "gpt-1"},
         422,
         "model_unknown",
         id="model",
@@ -646,7 +646,7 @@ def test_a_foreign_origin_is_refused_and_a_loopback_one_accepted(daemon: Daemon)
 
 
 def test_every_documented_operation_answers_a_body_its_schema_accepts(
-    api: ContractClient, contract: Contract
+    api: ContractClient, contract: Contract, tmp_path: Path
 ) -> None:
     made = create(api)
     # a call of the session held for approval (issue 14), so that its prompt can be answered
@@ -712,7 +712,9 @@ def test_every_documented_operation_answers_a_body_its_schema_accepts(
         for method in operations
     }
     loop_calls = _loop_calls(api)
-    assert {(method, path) for method, path, _ in calls} | loop_calls == documented
+    worktree_calls = _worktree_calls(api, tmp_path)
+    made_calls = {(method, path) for method, path, _ in calls}
+    assert made_calls | loop_calls | worktree_calls == documented
     for method, path, kw in calls:
         status, _ = api.request(method, path, **kw)
         assert status in (200, 201), (method, path)
@@ -745,6 +747,39 @@ def _loop_calls(api: ContractClient) -> set[tuple[str, str]]:
     send("GET", "/api/loop-runs/{run_id}", run_id=first)
     send("POST", "/api/loop-runs/{run_id}/approve", run_id=first, json={"decision": "approve"})
     send("POST", "/api/loop-runs/{run_id}/cancel", run_id=second)
+    return done
+
+
+def _worktree_calls(api: ContractClient, tmp_path: Path) -> set[tuple[str, str]]:
+    """The worktree and hand-off operations, in a workspace that is a git repository: each
+    answers 200 or 201, but opening a pull request, which answers its documented 422 without
+    the GitHub CLI (tests/worktrees open one with a stub gh)."""
+    from tests.worktrees.gitrepo import make_repo
+
+    done: set[tuple[str, str]] = set()
+
+    def send(method: str, path: str, *, expect: tuple[int, ...] = (200, 201), **kw: Any) -> Any:
+        status, body = api.request(method, path, **kw)
+        assert status in expect, (method, path, body)
+        done.add((method, path))
+        return body
+
+    repo = make_repo(tmp_path / "documented repo")
+    workspace = send("POST", "/api/workspaces", json={"path": str(repo)})["workspace"]["id"]
+    made = api.post(
+        "/api/sessions",
+        json={"agent_name": "general", "workspace_id": workspace, "worktree": True},
+        expect=201,
+    )[1]["session"]
+    (Path(made["worktree"]["directory"]) / "documented.txt").write_text("x\n")
+    tree = made["worktree_id"]
+    send("GET", SESSION + "/diff", session_id=made["id"])
+    send("GET", "/api/worktrees", params={"session_id": made["id"]})
+    send("GET", "/api/worktrees/{worktree_id}", worktree_id=tree)
+    send("POST", SESSION + "/merge", session_id=made["id"], json={})
+    send("POST", SESSION + "/pull-request", session_id=made["id"], expect=(422,))
+    send("DELETE", "/api/worktrees/{worktree_id}", worktree_id=tree, params={"force": "true"})
+    send("POST", "/api/worktrees", json={"session_id": made["id"]})
     return done
 
 

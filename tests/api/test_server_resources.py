@@ -14,20 +14,11 @@ import httpx2
 import pytest
 from mcp.client import Client
 from tests.api.support import Daemon, Home, running_daemon
+from tests.proxy.support import INITIALIZE
 
 pytestmark = [pytest.mark.process, pytest.mark.anyio]
 
 MAX_SESSIONS = 8
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "leaky", "version": "1"},
-    },
-}
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 

@@ -120,7 +120,7 @@ def test_removing_a_name_both_scopes_define_needs_a_scope(env: dict[str, str]) -
     ok(mcp(env, "add", "notes", "python", "user.py"))
     ok(mcp(env, "add", "-s", "workspace", "notes", "python", "ws.py"))
     both = mcp(env, "remove", "notes")
-    assert both.returncode == 6
+    assert both.returncode == 2  # a usage error
     assert "--scope" in both.stderr
     ok(mcp(env, "remove", "notes", "--scope", "workspace"))
     assert listing(env)[0]["scope"] == "user"
@@ -287,17 +287,39 @@ def test_mcp_list_check_connects_to_each_server_now(
 ) -> None:
     monkeypatch.syspath_prepend(str(EXT))
     ok(mcp(env, "add", "down", "http://127.0.0.1:9/mcp"))
-    rows = {row["name"]: row for row in listing(env, "--check")}
+    checked = mcp(env, "list", "--check", "-o", "json")
+    assert checked.returncode == 1  # a server failed its check
+    rows = {row["name"]: row for row in json.loads(checked.stdout)["servers"]}
     assert rows["notes_ext"]["check"] == {
         "state": "ready",
         "tools": 8,
         "restarts": 0,
     }
     down = rows["down"]["check"]
-    assert down["state"] == "down"  # type: ignore[index]
-    assert 'cannot reach MCP server "down" at http://127.0.0.1:9/mcp' in down["last_error"]  # type: ignore[index]
-    text = ok(mcp(env, "list", "--check"))
-    assert "check: ready, 8 tools" in text
+    assert down["state"] == "down"
+    assert 'cannot reach MCP server "down" at http://127.0.0.1:9/mcp' in down["last_error"]
+    text = mcp(env, "list", "--check")
+    assert text.returncode == 1
+    assert "check: ready, 8 tools" in text.stdout
+    assert "1 of 2 MCP servers failed the check: down" in text.stderr
+    ok(mcp(env, "remove", "down"))
+    assert "check: ready, 8 tools" in ok(mcp(env, "list", "--check"))  # all ready: exit 0
+
+
+def test_mcp_list_check_fails_when_every_server_is_down(env: dict[str, str]) -> None:
+    ok(mcp(env, "add", "down", "http://127.0.0.1:9/mcp"))
+    ok(mcp(env, "add", "gone", "http://127.0.0.1:10/mcp"))
+    done = mcp(env, "list", "--check")
+    assert done.returncode == 1
+    assert "2 of 2 MCP servers failed the check: down, gone" in done.stderr
+    assert mcp(env, "list").returncode == 0  # without --check, listing is not checking
+
+
+def test_mcp_add_makes_compozy_home_readable_by_its_owner_only(env: dict[str, str]) -> None:
+    home = Path(env["COMPOZY_HOME"])
+    assert not home.exists()
+    ok(mcp(env, "add", "notes", "--", "python", "n.py"))
+    assert home.stat().st_mode & 0o777 == 0o700
 
 
 # --- start-up ------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx2
 import pytest
 from tests.api.support import COMPOZY, Daemon, Home, compozy, running_daemon, short_dir
+from tests.proxy.support import INITIALIZE
 from tests.terminal import CTRL_C, on_terminal
 
 pytestmark = pytest.mark.process
@@ -78,16 +79,7 @@ def _initialize(process: subprocess.Popen[bytes]) -> None:
     """An MCP initialize request over the process's stdio, answered."""
     assert process.stdin is not None
     assert process.stdout is not None
-    request = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
+    request = INITIALIZE
     process.stdin.write(json.dumps(request).encode() + b"\n")
     process.stdin.flush()
     assert json.loads(process.stdout.readline())["id"] == 1
@@ -372,19 +364,12 @@ def test_completion_scripts_complete_commands_in_bash(home: Home) -> None:
 
 
 def test_the_installed_command_serves_mcp(home: Home, tmp_path: Path) -> None:
-    done = _cli(home, "install", "claude-code", "--workspace", str(tmp_path))
+    # your own configuration (--scope user, the default): HOME is the test's
+    mine = Home(home.path, {**home.env, "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    done = _cli(mine, "install", "claude-code", "--workspace", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    server = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["compozy"]
-    request = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
+    server = json.loads((tmp_path / ".claude.json").read_text())["mcpServers"]["compozy"]
+    request = INITIALIZE
     # what the client does: run command + args with env, write to stdin, read stdout
     started = subprocess.run(
         [server["command"], *server["args"]],

@@ -141,7 +141,7 @@ def test_cli_json_lists_tools_and_fields(tmp_path: Path) -> None:
 def test_cli_text_output(tmp_path: Path) -> None:
     done = compozy(tmp_path, "catalog", "release-note", "-o", "text")
     assert done.returncode == 0, done.stderr
-    assert "16 fields moved to the full view in:\n  compozy__session_create\n" in done.stdout
+    assert "17 fields moved to the full view in:\n  compozy__session_create\n" in done.stdout
     assert "\n  compozy__session_status\n" in done.stdout
     assert "    session.available_commands" in done.stdout
     # each group's fields once, whatever the number of tools in it

@@ -162,7 +162,7 @@ READS = [
     ),
     pytest.param(
         ("session", "create", "--agent", "general", "--provider", "nope", "-o", "json"),
-        1,  # model_not_found: no agent of that name (agents.yaml may define more)
+        2,  # model_not_found: a provider the user typed that no agent has (a usage error)
         id="create-unknown-provider",
     ),
     pytest.param(

@@ -187,6 +187,16 @@ def test_session_create_with_a_model_but_no_provider_exits_2_redacted(
     assert 'input "provider" is required when "model" is given' in done.stderr
 
 
+def test_an_unknown_provider_exits_2_saying_what_was_meant(
+    shared: tuple[Home, dict[str, Any]],
+) -> None:
+    home, _ = shared
+    done = compozy(home, "session", "create", "--agent", "general", "--provider", "clude")
+    assert done.returncode == EXIT_USAGE
+    assert 'provider "clude" is not known' in done.stderr
+    assert 'hint: did you mean "claude"' in done.stderr
+
+
 def test_session_create_of_an_existing_id_exits_5(shared: tuple[Home, dict[str, Any]]) -> None:
     home, _ = shared
     done = compozy(home, *CREATE)

@@ -31,6 +31,10 @@ from compozy_mcp.config import Settings
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.proxy.server import ProxyServer
 
+#: calls drawn even in the unit tier: with fewer, the fixed draw (derandomized below) may give
+#: one surface only hostile inputs, and the check that both surfaces were reached cannot pass
+FLOOR = 150
+
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
@@ -68,7 +72,7 @@ def target(app: App) -> Iterator[Target]:
 
 
 @settings(
-    max_examples=examples(400),
+    max_examples=max(examples(400), FLOOR),
     deadline=None,
     # the same calls every run: whether both surfaces got a result (asserted below) must not
     # depend on luck, which grows worse as the catalog grows (the soak draws at random)

@@ -19,7 +19,7 @@ from compozy_mcp.errors import SessionEnded, ToolDenied, ToolError
 pytestmark = pytest.mark.anyio
 
 #: the tools the restricted child may call: every session tool (its policy names them all)
-CHILD_TOOLS = ["compozy__session_*", "compozy__command_list"]
+CHILD_TOOLS = ["compozy__session_*", "compozy__command_list", "compozy__worktree_*"]
 
 
 @dataclass
@@ -113,6 +113,12 @@ SESSION_TOOLS: dict[str, tuple[str, Build]] = {
     ),
     "approve": ("session_id", lambda f: {"interaction_id": "int-1", "decision": "allow-once"}),
     "compozy__command_list": ("session_id", lambda f: {}),
+    # worktrees and hand-off (issue 25); the worktree_id tools are in tests/worktrees
+    "diff": ("session_id", lambda f: {}),
+    "merge": ("session_id", lambda f: {}),
+    "pull_request": ("session_id", lambda f: {}),
+    "compozy__worktree_list": ("session_id", lambda f: {}),
+    "compozy__worktree_create": ("session_id", lambda f: {}),
 }
 
 

@@ -46,6 +46,9 @@ TOOLS_WITH_VIEWS = {
     "compozy__loop_runs",
     "compozy__loop_cancel",
     "compozy__loop_approve",
+    "compozy__worktree_list",
+    "compozy__worktree_inspect",
+    "compozy__session_diff",
 }
 SINGLE_RESULT = {
     "compozy__session_delete",
@@ -67,6 +70,10 @@ SINGLE_RESULT = {
     "compozy__tool_approvals_set",
     "compozy__tool_approvals_revoke",
     "compozy__loop_validate",
+    "compozy__worktree_create",
+    "compozy__worktree_remove",
+    "compozy__session_merge",
+    "compozy__session_pull_request",
 }
 
 
@@ -171,6 +178,7 @@ async def test_tool_list_filters_and_pages(call: Caller) -> None:
         "compozy__hooks_delete",
         "compozy__tool_approvals_set",
         "compozy__tool_approvals_revoke",
+        "compozy__worktree_remove",
     }
 
 

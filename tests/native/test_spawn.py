@@ -10,7 +10,13 @@ from tests.conftest import Caller
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import CallScope
 from compozy_mcp.clock import FixedClock
-from compozy_mcp.errors import SpawnRefused, ToolConflict, ToolDenied, ToolInvalidInput
+from compozy_mcp.errors import (
+    SpawnRefused,
+    ToolConflict,
+    ToolDenied,
+    ToolInvalidInput,
+    WorktreeUnavailable,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -41,34 +47,32 @@ async def test_spawn_full_adds_permissions(call: Caller, workspace: Any) -> None
     }
 
 
-async def test_prompt_and_worktree_entries_are_in_both_views(call: Caller) -> None:
+async def test_the_prompt_entry_is_in_both_views(call: Caller) -> None:
+    # the worktree entry, with a real git worktree: tests/worktrees/test_session_worktrees.py
     parent = (await call.create())["id"]
-    compact = await _spawn(
-        call, parent, prompt="Find the flake", worktree=True, branch="wt/x", idempotency_key="k1"
-    )
+    compact = await _spawn(call, parent, prompt="Find the flake", idempotency_key="k1")
     full = await _spawn(
-        call,
-        parent,
-        prompt="Find the flake",
-        worktree=True,
-        branch="wt/x",
-        idempotency_key="k1",
-        result_view="full",
+        call, parent, prompt="Find the flake", idempotency_key="k1", result_view="full"
     )
     assert compact["prompt"] == full["prompt"]
     assert compact["prompt"]["status"] == "queued"
-    assert (
-        compact["worktree"]
-        == full["worktree"]
-        == {
-            "worktree_id": compact["worktree"]["worktree_id"],
-            "branch": "wt/x",
-        }
-    )
     child = await call.session("compozy__session_status", {"session_id": compact["session_id"]})
-    assert child["worktree_id"] == compact["worktree"]["worktree_id"]
     assert child["queue"]["pending"] == 1
     assert child["queue"]["next"]["preview"] == "Find the flake"
+
+
+async def test_a_worktree_in_a_workspace_that_is_not_a_git_repository_is_refused(
+    call: Caller, workspace: Any
+) -> None:
+    parent = (await call.create())["id"]
+    with pytest.raises(WorktreeUnavailable) as caught:
+        await _spawn(call, parent, worktree=True)
+    assert (caught.value.code, caught.value.reason) == (
+        "worktree_unavailable",
+        "not_a_git_repository",
+    )
+    assert f"({workspace.resolve()}) is not a git repository" in caught.value.message
+    assert (await call.structured("compozy__session_list", {}))["sessions"][0]["id"] == parent
 
 
 async def test_the_child_records_its_lineage(call: Caller) -> None:

@@ -58,6 +58,18 @@ MODES: tuple[Mode, ...] = ("auto", "legacy")
 PROTOCOL = {"auto": "2026-07-28", "legacy": "2025-11-25"}
 
 HTTP_READY = re.compile(r"serving MCP at (http://\S+)")
+#: a 2025-11-25 client's first request, and the notification that ends its handshake
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
+INITIALIZED: dict[str, Any] = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 UDS_READY = re.compile(r"serving MCP on unix socket (\S+) at (/\S+)")
 
 

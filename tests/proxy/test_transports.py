@@ -24,11 +24,12 @@ from tests.proxy.support import (
 
 from compozy_mcp import net
 from compozy_mcp.cli.proxy import parse_address
-from compozy_mcp.errors import ConfigError
+from compozy_mcp.errors import ConfigError, InvalidRequest
 
 pytestmark = [pytest.mark.process, pytest.mark.anyio]
 
 EXIT_SETUP = 6
+EXIT_USAGE = 2
 EXIT_NOT_FOUND = 3
 
 
@@ -117,7 +118,8 @@ def test_an_address_already_in_use_is_reported_not_raised(
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
-        pytest.param(["--page-size", "0"], EXIT_SETUP, "--page-size must be at least 1", id="page"),
+        pytest.param(["--page-size", "0"], EXIT_USAGE, "--page-size must be at least 1", id="page"),
+        pytest.param(["--http", "nowhere"], EXIT_USAGE, "--http takes HOST:PORT", id="address"),
         pytest.param(
             ["--session", "sess-ghost"],
             EXIT_NOT_FOUND,
@@ -140,8 +142,8 @@ def test_bad_options_are_reported_without_starting(
         ("127.0.0.1:99999", "--http port must be between 0 and 65535"),
     ],
 )
-def test_a_bad_http_address_is_a_config_error(text: str, message: str) -> None:
-    with pytest.raises(ConfigError, match=message):
+def test_a_bad_http_address_is_a_usage_error(text: str, message: str) -> None:
+    with pytest.raises(InvalidRequest, match=message):
         parse_address(text)
 
 

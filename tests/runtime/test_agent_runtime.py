@@ -251,6 +251,7 @@ async def test_a_slow_turn_is_cancelled_and_the_next_prompt_runs(call: Caller) -
             await anyio.sleep(0.01)
     cancelled = await call.structured("compozy__session_prompt_cancel", {"session_id": sid})
     assert cancelled["running_turn_id"] == turn_id
+    assert cancelled["queued_cancelled"] == 0  # only a running turn: nothing was queued
     ended = await call.structured(
         "compozy__session_wait", {"session_id": sid, "turn_id": turn_id, "timeout_seconds": 10}
     )
@@ -320,6 +321,51 @@ async def test_an_unanswered_permission_request_is_rejected_after_the_timeout(
     timed_out = session["diagnostics"][-1]
     assert (timed_out["code"], timed_out["severity"]) == ("interaction.timed_out", "warning")
     assert timed_out["message"] == "Write notes.txt: unanswered after 1 s; rejected"
+
+
+async def _answered(call: Caller, sid: str, text: str, decision: str) -> dict[str, Any]:
+    """The turn of ``text``, its permission request answered with ``decision``."""
+    async with anyio.create_task_group() as tasks:
+        results: list[dict[str, Any]] = []
+
+        async def prompt() -> None:
+            results.append(await _prompt(call, sid, text, result_view="full"))
+
+        tasks.start_soon(prompt)
+        (item,) = (await _pending(call, sid))["pending_interactions"]
+        await call.structured(
+            "compozy__session_approve",
+            {"session_id": sid, "interaction_id": item["interaction_id"], "decision": decision},
+        )
+    return results[0]
+
+
+async def test_an_allowed_write_writes_the_file_in_the_sessions_directory(
+    call: Caller, workspace: Path
+) -> None:
+    sid = await _echo_session(call)
+    turn = await _answered(call, sid, "write docs/plan.md Step one\nStep two", "allow-once")
+    assert turn["final_message"] == "wrote docs/plan.md"
+    assert turn["tool_calls"][0]["status"] == "completed"
+    assert (workspace / "docs" / "plan.md").read_text() == "Step one\nStep two\n"
+    turn = await _answered(call, sid, "write the notes", "allow-once")
+    assert turn["final_message"] == "wrote notes.txt"
+    assert (workspace / "notes.txt").read_text() == "Notes written by the echo agent.\n"
+
+
+async def test_a_write_rejected_or_outside_the_directory_writes_nothing(
+    call: Caller, workspace: Path
+) -> None:
+    sid = await _echo_session(call)
+    turn = await _answered(call, sid, "write kept.txt no", "reject-once")
+    assert turn["final_message"] == "did not write kept.txt (reject-once)"
+    assert not (workspace / "kept.txt").exists()
+    turn = await _answered(call, sid, "write ../escape.txt no", "allow-once")
+    assert turn["final_message"] == (
+        "could not write ../escape.txt: it is outside the session's directory"
+    )
+    assert turn["tool_calls"][0]["status"] == "failed"
+    assert not (workspace.parent / "escape.txt").exists()
 
 
 # --- crashes, stops and the processes -------------------------------------------------------------

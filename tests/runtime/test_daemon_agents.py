@@ -26,6 +26,8 @@ from tests.api.support import (
 from tests.clirun import run_cli
 from tests.waiting import wait_until
 
+from compozy_mcp.runtime import procfs
+
 pytestmark = pytest.mark.process
 
 
@@ -44,14 +46,6 @@ def _children(pid: int) -> set[int]:
         if fields[0] != "Z" and int(fields[1]) == pid:
             found.add(int(entry.name))
     return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 @pytest.fixture
@@ -220,9 +214,9 @@ def test_no_agent_process_outlives_the_daemon(daemon_home: Home, stop: int, stat
         assert len(agents) == 2
         assert daemon.stop(stop) == status
     deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in agents) and time.monotonic() < deadline:
+    while any(procfs.running(pid) for pid in agents) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not [pid for pid in agents if _alive(pid)]
+    assert not [pid for pid in agents if procfs.running(pid)]
     with (
         short_dir() as where,
         running_daemon(daemon_home, "--port", "0", "--uds", str(where / "d.sock")) as again,
@@ -297,3 +291,41 @@ def test_without_an_address_the_cli_finds_the_daemon_on_its_socket() -> None:
             assert status["session"]["runtime"]["status"] == "ready"
             local = cli("session", "status", sid, "-o", "json", COMPOZY_URL="none")
             assert local.returncode == 0  # in-process, on the same store
+
+
+def test_session_cancel_counts_only_the_queued_turns(daemon: Daemon, daemon_home: Home) -> None:
+    """``compozy session cancel``: the running turn is named, the queue counted apart."""
+    assert daemon.url is not None
+    env = {**daemon_home.env, "COMPOZY_URL": daemon.url}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(COMPOZY), *args], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+
+    def status(sid: str) -> dict[str, Any]:
+        found: dict[str, Any] = json.loads(cli("session", "status", sid, "-o", "json").stdout)
+        session: dict[str, Any] = found["session"]
+        return session
+
+    made = json.loads(
+        cli("session", "create", "--agent", "g", "--provider", "echo", "-o", "json").stdout
+    )
+    sid = made["session"]["id"]
+    for queued in (0, 1):
+        started = cli("session", "prompt", sid, "slow 30", "--no-wait", "-o", "json")
+        assert started.returncode == 0, started.stderr
+        turn_id = json.loads(started.stdout)["turn"]["turn_id"]
+        for _ in range(600):
+            if status(sid)["runtime"]["status"] == "running":
+                break
+            time.sleep(0.05)
+        for _ in range(queued):
+            assert cli("session", "prompt", sid, "later", "--no-wait").returncode == 0
+        done = cli("session", "cancel", sid)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == f"cancelled: {turn_id}; {queued} queued\n"
+        for _ in range(600):
+            if status(sid)["runtime"]["status"] == "ready":
+                break
+            time.sleep(0.05)

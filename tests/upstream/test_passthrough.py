@@ -127,10 +127,11 @@ async def test_results_and_errors_come_back_as_the_upstream_sent_them(app: App, 
         # a result that breaks the tool's own outputSchema is not ours to judge
         wrong = await raw_call(client, "notes__bad_output")
         assert (wrong.is_error, wrong.structured_content) == (False, {"other": 1})
-        # an unknown tool of a connected server: the server's own answer
+        # an unknown tool of a connected server: named as the caller named it
         with pytest.raises(MCPError) as unknown:
             await client.call_tool("notes__nope", {})
-        assert unknown.value.error.message == "Unknown tool: nope"
+        assert unknown.value.error.code == types.INVALID_PARAMS
+        assert unknown.value.error.message == "Unknown tool: notes__nope"
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -6,10 +6,15 @@ What it does with a prompt (words are matched case-insensitively, first match wi
 - ``crash``: sends one message chunk, then exits with status 3 (an agent dying mid-turn);
 - ``slow N``: streams one chunk a second for N seconds (default 30), stopping with
   ``cancelled`` when the turn is cancelled;
-- ``write``: starts an ``edit`` tool call "Write notes.txt" and asks permission (allow once,
-  allow always, reject once, reject always); completes or fails the tool call by the answer;
+- ``write FILE TEXT`` (FILE has a dot or a slash: ``notes.txt``, ``docs/a.md``): starts an
+  ``edit`` tool call "Write FILE" and asks permission (allow once, allow always, reject once,
+  reject always); allowed, it writes TEXT to FILE in the session's directory (never outside
+  it) and completes the tool call, else fails it. Any other prompt with ``write`` writes
+  ``notes.txt`` the same way;
 - ``plan``: sends a three-entry plan and marks the entries done as it goes;
 - ``refuse``: stops with ``refusal``;
+- ``fail WHY``: fails the prompt request with a JSON-RPC internal error whose details are WHY
+  (an agent whose model backend refused the turn, as "Authentication required");
 - ``call TOOL {json}``: calls TOOL with that input on the first MCP server the client gave the
   session (compozy gives its own, for the session) and says what came back;
 - anything else: one thought, then the reply ``echo: <prompt>`` in two chunks.
@@ -66,10 +71,17 @@ from acp.schema import (
 )
 
 MODELS = ("echo-1",)
+#: what a prompt that says "write" but names no file writes
+NOTES = "notes.txt"
+NOTES_TEXT = "Notes written by the echo agent."
 EFFORTS = ("low", "high")
 COMMANDS = (
     AvailableCommand(name="plan", description="Show a three-step plan"),
-    AvailableCommand(name="write", description="Write notes.txt (asks permission first)"),
+    AvailableCommand(
+        name="write",
+        description="Write FILE TEXT, or notes.txt (asks permission first)",
+        input=AvailableCommandInput(root=UnstructuredCommandInput(hint="FILE TEXT")),
+    ),
     AvailableCommand(
         name="slow",
         description="Stream slowly until cancelled",
@@ -92,6 +104,8 @@ class _Session:
     turns: int = 0
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     mcp_servers: list[Any] = field(default_factory=list)
+    #: the session's working directory (``new_session``/``load_session``): files go there
+    cwd: str = "."
 
 
 def _text_of(prompt: list[Any]) -> str:
@@ -201,6 +215,7 @@ class EchoAgent:
         session_id = f"echo-{secrets.token_hex(4)}-{self._next}"
         session = self._sessions[session_id] = self._new()
         session.mcp_servers = list(mcp_servers or [])
+        session.cwd = cwd
         asyncio.get_running_loop().call_soon(
             lambda: asyncio.ensure_future(self._announce_commands(session_id))
         )
@@ -218,6 +233,7 @@ class EchoAgent:
     ) -> LoadSessionResponse:
         session = self._sessions.setdefault(session_id, self._new())
         session.mcp_servers = list(mcp_servers or [])
+        session.cwd = cwd
         await self._announce_commands(session_id)
         return LoadSessionResponse(
             modes=self._modes(session), config_options=self._options(session)
@@ -274,6 +290,11 @@ class EchoAgent:
             await self._say(session_id, part)
 
         stop: Any = "end_turn"
+        if match := re.match(r"\s*fail\s+(.+)$", text, re.S | re.I):
+            from acp import RequestError
+
+            # a turn the agent cannot take (its model backend refused it)
+            raise RequestError.internal_error({"details": match.group(1).strip()})
         if "crash" in lowered:
             await say("about to crash")
             self._crash()
@@ -289,8 +310,10 @@ class EchoAgent:
                 break
         elif match := re.match(r"\s*call\s+(\S+)\s*(\{.*\})?\s*$", text, re.S):
             await say(await self._call_tool(session_id, session, match.group(1), match.group(2)))
+        elif match := re.match(r"\s*write\s+(\S*[./]\S*)\s+(.+)$", text, re.S | re.I):
+            stop = await self._write(session_id, session, say, match.group(1), match.group(2))
         elif "write" in lowered:
-            stop = await self._write(session_id, say)
+            stop = await self._write(session_id, session, say, NOTES, NOTES_TEXT)
         elif "plan" in lowered:
             await self._plan(session_id, say)
         elif "refuse" in lowered:
@@ -310,39 +333,42 @@ class EchoAgent:
         )
         return PromptResponse(stop_reason=stop, usage=usage)
 
-    async def _write(self, session_id: str, say: Any) -> str:
+    async def _write(
+        self, session_id: str, session: _Session, say: Any, name: str, content: str
+    ) -> str:
         client = self.client
+        title = f"Write {name}"
         await client.session_update(
             session_id=session_id,
             update=start_tool_call(
-                "write-1",
-                "Write notes.txt",
-                kind="edit",
-                status="pending",
-                raw_input={"path": "notes.txt"},
+                "write-1", title, kind="edit", status="pending", raw_input={"path": name}
             ),
         )
         answer = await client.request_permission(
             options=PERMISSION_OPTIONS,
             session_id=session_id,
-            tool_call=ToolCallUpdate(tool_call_id="write-1", title="Write notes.txt", kind="edit"),
+            tool_call=ToolCallUpdate(tool_call_id="write-1", title=title, kind="edit"),
         )
         outcome = answer.outcome
         allowed = isinstance(outcome, AllowedOutcome) and outcome.option_id.startswith("allow")
+        problem = _write_file(session.cwd, name, content) if allowed else None
         await client.session_update(
             session_id=session_id,
             update=update_tool_call(
                 "write-1",
-                status="completed" if allowed else "failed",
-                raw_output={"written": allowed},
+                status="completed" if allowed and problem is None else "failed",
+                raw_output={"written": allowed and problem is None},
             ),
         )
         if not isinstance(outcome, AllowedOutcome):
             await say("The permission request was cancelled.")
             return "cancelled"
-        await say(
-            "wrote notes.txt" if allowed else f"did not write notes.txt ({outcome.option_id})"
-        )
+        if not allowed:
+            await say(f"did not write {name} ({outcome.option_id})")
+        elif problem is not None:
+            await say(f"could not write {name}: {problem}")
+        else:
+            await say(f"wrote {name}")
         return "end_turn"
 
     async def _call_tool(
@@ -383,6 +409,21 @@ class EchoAgent:
             ]
             await self.client.session_update(session_id=session_id, update=update_plan(entries))
         await say("Plan done: 3 steps.")
+
+
+def _write_file(cwd: str, name: str, content: str) -> str | None:
+    """Write ``content`` to ``name`` under ``cwd``; what went wrong, if anything."""
+    root = os.path.realpath(cwd)
+    path = os.path.realpath(os.path.join(root, name))
+    if os.path.commonpath([root, path]) != root:
+        return "it is outside the session's directory"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(content if content.endswith("\n") else content + "\n")
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    return None
 
 
 async def _mcp_call(server: Any, tool: str, arguments: dict[str, Any]) -> Any:

@@ -31,6 +31,7 @@ from compozy_mcp.native.approval_tools import approval_tools
 from compozy_mcp.native.contract_tools import DESCRIPTOR_SCHEMA
 from compozy_mcp.native.loop_schema import LINT_ITEM, LOOP_RECORD, RUN_RECORD
 from compozy_mcp.native.session_tools import DELETED
+from compozy_mcp.native.worktree_tools import WORKTREE_RECORD
 from compozy_mcp.schemas import COUNT, OPEN_OBJECT, STRING, array, obj
 from compozy_mcp.sessions.record_schema import SESSION_RECORD
 from compozy_mcp.upstream.status import SERVER_LIST_SCHEMA
@@ -134,6 +135,24 @@ def schemas() -> dict[str, Schema]:
         "ApproveRequest": _tool_body("compozy__session_approve"),
         "ApproveResponse": ANSWER,
         **_loop_schemas(),
+        **_worktree_schemas(),
+    }
+
+
+def _worktree_schemas() -> dict[str, Schema]:
+    registry = build_registry()
+    return {
+        "SessionDiff": dict(registry.get("compozy__session_diff").definition.output_schema),
+        "MergeRequest": _tool_body("compozy__session_merge"),
+        "MergeResponse": dict(registry.get("compozy__session_merge").output_schema),
+        "PullRequestRequest": _tool_body("compozy__session_pull_request"),
+        "PullRequestResponse": dict(registry.get("compozy__session_pull_request").output_schema),
+        "WorktreeRecord": WORKTREE_RECORD,
+        "WorktreeResponse": obj({"worktree": ref("WorktreeRecord")}),
+        "WorktreeList": obj({"worktrees": array(ref("WorktreeRecord"))}),
+        "WorktreeCreateRequest": stated(
+            dict(registry.get("compozy__worktree_create").input_schema)
+        ),
     }
 
 
@@ -189,12 +208,14 @@ ERROR_CAUSES = {
     401: "A bearer token is required and missing or wrong (unauthorized).",
     403: "The call is denied (tool_denied), or a browser Origin is not allowed (forbidden).",
     404: "Unknown tool (tool_not_found) or session, workspace, profile (not_found).",
-    409: "A stale fence or another conflict (tool_conflict), or a workspace path or profile "
-    "name that is already registered (conflict).",
+    409: "A stale fence or another conflict (tool_conflict, merge_conflict), or a workspace "
+    "path or profile name that is already registered (conflict).",
     413: f"The request body is larger than {MAX_BODY_BYTES} bytes (request_too_large).",
     421: "The Host header names no address this daemon serves (misdirected_request).",
     422: "Unknown provider or model, or unsupported reasoning effort "
-    "(model_not_found, reasoning_effort_unsupported).",
+    "(model_not_found, reasoning_effort_unsupported); a workspace that cannot have a "
+    "worktree (worktree_unavailable); a pull request gh cannot open "
+    "(pull_request_unavailable).",
     500: "The tool or the daemon failed (tool_backend_failed, internal_error).",
     503: "The store was busy: another writer held it past the bounded wait (store_busy). "
     "Nothing changed; retry after Retry-After seconds.",
@@ -543,6 +564,7 @@ def _paths() -> dict[str, Any]:
             },
         },
         **_loop_paths(),
+        **_worktree_paths(),
         "/api/mcp/servers": {
             "get": {
                 "operationId": "listMcpServers",
@@ -550,6 +572,81 @@ def _paths() -> dict[str, Any]:
                 "count, restarts and last error.",
                 "responses": _responses(200, "McpServerList"),
             }
+        },
+    }
+
+
+WORKTREE_ID = _path("worktree_id", "A worktree id (wt-...).")
+
+
+def _worktree_paths() -> dict[str, Any]:
+    optional_body = {"required": False}
+    return {
+        "/api/sessions/{session_id}/diff": {
+            "get": {
+                "operationId": "sessionDiff",
+                "summary": "What the session changed in its worktree against the commit the "
+                "worktree was made from, uncommitted changes included, with the patch.",
+                "parameters": [SESSION_ID],
+                "responses": _responses(200, "SessionDiff", 404, 422),
+            }
+        },
+        "/api/sessions/{session_id}/merge": {
+            "post": {
+                "operationId": "mergeSession",
+                "summary": "Merge the session's work into a branch (default: the worktree's "
+                "base branch); a conflict (409 merge_conflict) changes nothing.",
+                "parameters": [SESSION_ID],
+                "requestBody": {**_json_body("MergeRequest"), **optional_body},
+                "responses": _responses(200, "MergeResponse", 400, 404, 409, 422),
+            }
+        },
+        "/api/sessions/{session_id}/pull-request": {
+            "post": {
+                "operationId": "openPullRequest",
+                "summary": "Push the session's branch and open its pull request with gh; "
+                "without gh, 422 pull_request_unavailable with the commands to run.",
+                "parameters": [SESSION_ID],
+                "requestBody": {**_json_body("PullRequestRequest"), **optional_body},
+                "responses": _responses(200, "PullRequestResponse", 400, 404, 409, 422),
+            }
+        },
+        "/api/worktrees": {
+            "get": {
+                "operationId": "listWorktrees",
+                "summary": "The worktrees sessions work in, newest first.",
+                "parameters": [
+                    _query("workspace_id", STRING, "Only this workspace's worktrees."),
+                    _query("session_id", STRING, "Only this session's worktrees."),
+                    _query("include_removed", {"type": "boolean"}, "Removed ones too."),
+                    _query("limit", {"type": "integer", "minimum": 1, "maximum": 500}, "At most."),
+                ],
+                "responses": _responses(200, "WorktreeList", 400),
+            },
+            "post": {
+                "operationId": "createWorktree",
+                "summary": "Give a session without one a worktree of its own.",
+                "requestBody": _json_body("WorktreeCreateRequest"),
+                "responses": _responses(201, "WorktreeResponse", 400, 404, 409, 413, 422),
+            },
+        },
+        "/api/worktrees/{worktree_id}": {
+            "get": {
+                "operationId": "worktreeInfo",
+                "summary": "One worktree, with its checked-out commit and uncommitted files.",
+                "parameters": [WORKTREE_ID],
+                "responses": _responses(200, "WorktreeResponse", 404),
+            },
+            "delete": {
+                "operationId": "removeWorktree",
+                "summary": "Remove a worktree's directory (its branch stays); uncommitted "
+                "changes refuse it (409 worktree_dirty) unless force=true commits them first.",
+                "parameters": [
+                    WORKTREE_ID,
+                    _query("force", {"type": "boolean"}, "Commit uncommitted changes first."),
+                ],
+                "responses": _responses(200, "WorktreeResponse", 400, 404, 409, 422),
+            },
         },
     }
 

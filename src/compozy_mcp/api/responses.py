@@ -37,6 +37,9 @@ STATUS_BY_CODE: dict[str, int] = {
     "misdirected_request": 421,
     "model_not_found": 422,
     "reasoning_effort_unsupported": 422,
+    "worktree_unavailable": 422,
+    "pull_request_unavailable": 422,
+    "merge_conflict": 409,
     "tool_backend_failed": 500,
     "internal_error": 500,
     "registration_invalid": 500,
@@ -44,6 +47,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "config_invalid": 500,
     "daemon_unreachable": 500,
     "store_busy": 503,
+    "limit_exceeded": 413,
     "mcp_server_unavailable": 503,
     "tool_result_persistence_failed": 507,
 }

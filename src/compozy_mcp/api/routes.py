@@ -58,13 +58,31 @@ def _id_convertor(*actions: str) -> PathConvertor:
 
 register_url_convertor("compozy_tool_id", _id_convertor("invoke", "approvals"))
 #: what follows a session id in a path: ``/sessions/{id}/<action>``
-SESSION_ACTIONS = ("archive", "unarchive", "prompt", "cancel", "history", "events", "approve")
+SESSION_ACTIONS = (
+    "archive",
+    "unarchive",
+    "prompt",
+    "cancel",
+    "history",
+    "events",
+    "approve",
+    "diff",
+    "merge",
+    "pull-request",
+)
 register_url_convertor("compozy_session_id", _id_convertor(*SESSION_ACTIONS))
 #: the body fields of ``POST /sessions/{id}/prompt`` and ``/approve``
 PROMPT_FIELDS = ("prompt", "wait", "timeout_seconds")
 APPROVE_FIELDS = ("interaction_id", "decision")
 register_url_convertor("compozy_loop_id", _id_convertor("runs"))
 register_url_convertor("compozy_run_id", _id_convertor("cancel", "approve"))
+#: the body fields of ``POST /sessions/{id}/merge`` and ``/pull-request``, and ``/worktrees``
+MERGE_FIELDS = ("into", "mode", "message")
+PULL_REQUEST_FIELDS = ("into", "title", "body", "draft", "remote")
+WORKTREE_FIELDS = ("session_id", "branch", "base")
+#: ``GET /api/worktrees`` query parameters: the ``compozy__worktree_list`` inputs
+WORKTREE_FILTERS = ("workspace_id", "session_id")
+WORKTREE_LIST = "compozy__worktree_list"
 #: ``GET /api/loop-runs`` query parameters: the ``compozy__loop_runs`` inputs
 LOOP_RUN_FILTERS = ("loop_id", "status", "cursor")
 LOOP_RUNS = "compozy__loop_runs"
@@ -121,6 +139,18 @@ async def _object_body(request: Request) -> dict[str, Any]:
         raise RequestBodyInvalid(
             "the request body is empty; send a JSON object", reason=Reason.BODY_MISSING
         )
+    if not isinstance(body, dict):
+        raise RequestBodyInvalid(
+            "the request body must be a JSON object", reason=Reason.BODY_NOT_OBJECT
+        )
+    return body
+
+
+async def _optional_body(request: Request) -> dict[str, Any]:
+    """A JSON object body, or ``{}`` when there is none."""
+    body = await _body(request)
+    if body is None:
+        return {}
     if not isinstance(body, dict):
         raise RequestBodyInvalid(
             "the request body must be a JSON object", reason=Reason.BODY_NOT_OBJECT
@@ -292,6 +322,42 @@ class Routes:
         body = _fields(await _object_body(request), APPROVE_FIELDS)
         return 200, await self.host.approve_session(request.path_params["session_id"], body)
 
+    # --- worktrees and hand-off -------------------------------------------------------------
+
+    async def session_diff(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.session_diff(request.path_params["session_id"])
+
+    async def merge_session(self, request: Request) -> tuple[int, dict[str, Any]]:
+        body = _fields(await _optional_body(request), MERGE_FIELDS)
+        return 200, await self.host.merge_session(request.path_params["session_id"], body)
+
+    async def open_pull_request(self, request: Request) -> tuple[int, dict[str, Any]]:
+        body = _fields(await _optional_body(request), PULL_REQUEST_FIELDS)
+        return 200, await self.host.open_pull_request(request.path_params["session_id"], body)
+
+    async def list_worktrees(self, request: Request) -> tuple[int, dict[str, Any]]:
+        query = request.query_params
+        filters: dict[str, Any] = {n: query[n] for n in WORKTREE_FILTERS if n in query}
+        if "include_removed" in query:
+            filters["include_removed"] = _boolean(
+                WORKTREE_LIST, "include_removed", query["include_removed"]
+            )
+        if "limit" in query:
+            filters["limit"] = _integer(WORKTREE_LIST, "limit", query["limit"])
+        return 200, await self.host.list_worktrees(filters)
+
+    async def worktree_info(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.worktree_info(request.path_params["worktree_id"])
+
+    async def create_worktree(self, request: Request) -> tuple[int, dict[str, Any]]:
+        body = _fields(await _object_body(request), WORKTREE_FIELDS)
+        return 201, await self.host.create_worktree(body)
+
+    async def remove_worktree(self, request: Request) -> tuple[int, dict[str, Any]]:
+        text = request.query_params.get("force")
+        force = False if text is None else _boolean("compozy__worktree_remove", "force", text)
+        return 200, await self.host.remove_worktree(request.path_params["worktree_id"], force=force)
+
     async def vacuum_store(self, request: Request) -> tuple[int, dict[str, Any]]:
         return 200, await self.host.vacuum_store()
 
@@ -364,6 +430,13 @@ class Routes:
             ("/sessions/{session_id:path}/cancel", "POST", self.cancel_turn),
             ("/sessions/{session_id:path}/history", "GET", self.session_history),
             ("/sessions/{session_id:path}/approve", "POST", self.approve_session),
+            ("/sessions/{session_id:path}/diff", "GET", self.session_diff),
+            ("/sessions/{session_id:path}/merge", "POST", self.merge_session),
+            ("/sessions/{session_id:path}/pull-request", "POST", self.open_pull_request),
+            ("/worktrees", "GET", self.list_worktrees),
+            ("/worktrees", "POST", self.create_worktree),
+            ("/worktrees/{worktree_id}", "GET", self.worktree_info),
+            ("/worktrees/{worktree_id}", "DELETE", self.remove_worktree),
             ("/agents", "GET", self.list_agents),
             ("/sessions/{session_id:compozy_session_id}", "GET", self.session_status),
             ("/sessions/{session_id:compozy_session_id}", "DELETE", self.delete_session),

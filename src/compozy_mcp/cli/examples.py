@@ -47,6 +47,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "profile list": ("compozy profile list", "compozy profile list -o json"),
     "session": (
         "compozy session create --agent general --name 'Fix the build'",
+        "compozy session create --agent echo --worktree --name 'Fix the upload test'",
         "compozy session list --state active",
         "compozy session status sess-1",
     ),
@@ -62,6 +63,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "session create": (
         "compozy session create --agent general",
         "compozy session create --agent general --id sess-1 --name 'Fix the build'",
+        "compozy session create --agent echo --provider echo --worktree --base main",
     ),
     "serve": (
         "compozy serve",
@@ -115,6 +117,31 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "compozy install cursor",
         "compozy install vscode --http http://127.0.0.1:8765/mcp",
     ),
+    "session diff": (
+        "compozy session diff sess-1",
+        "compozy session diff sess-1 --stat",
+        "compozy session diff sess-1 -o json",
+    ),
+    "session merge": (
+        "compozy session merge sess-1",
+        "compozy session merge sess-1 --into main --mode squash -m 'Fix the upload test'",
+    ),
+    "session pr": (
+        "compozy session pr sess-1",
+        "compozy session pr sess-1 --into main --title 'Fix the upload test' --draft",
+    ),
+    "worktree": (
+        "compozy worktree list",
+        "compozy worktree inspect wt-1",
+        "compozy worktree remove wt-1 --force",
+    ),
+    "worktree list": ("compozy worktree list", "compozy worktree list --session sess-1 --all"),
+    "worktree inspect": ("compozy worktree inspect wt-1", "compozy worktree inspect wt-1 -o json"),
+    "worktree create": (
+        "compozy worktree create --session sess-1",
+        "compozy worktree create --session sess-1 --branch fix/upload --base main",
+    ),
+    "worktree remove": ("compozy worktree remove wt-1", "compozy worktree remove wt-1 --force"),
     "session prompt": (
         "compozy session prompt sess-1 'Fix the failing test'",
         "compozy session prompt sess-1 'Summarize the diff' -o json",
@@ -130,7 +157,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "compozy session approve sess-1 int-52c1 reject-always",
     ),
     "session cancel": ("compozy session cancel sess-1",),
-    "agent": ("compozy agent list",),
+    "agent": ("compozy agent list", "compozy agent install claude"),
+    "agent install": ("compozy agent install claude", "compozy agent install gemini"),
     "agent list": ("compozy agent list", "compozy agent list --workspace ws_default -o json"),
     "approvals": (
         "compozy approvals list",

@@ -36,6 +36,7 @@ COMMAND_MODULES = {
     "completion": "completion",
     "install": "install",
     "loop": "loop",
+    "worktree": "worktree",
 }
 
 

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from compozy_mcp.cli.options import output_options
 from compozy_mcp.cli.output import emit, is_document
-from compozy_mcp.cli.reporting import EXIT_OK
-from compozy_mcp.errors import ConfigError
+from compozy_mcp.cli.reporting import EXIT_FAILED, EXIT_OK
+from compozy_mcp.errors import ConfigError, InvalidRequest
 from compozy_mcp.reasons import Reason
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ def _pairs(items: list[str], separator: str, option: str) -> dict[str, str]:
         key, found, value = item.partition(separator)
         if not found or not key.strip():
             shown = "KEY=VALUE" if separator == "=" else "'NAME: VALUE'"
-            raise ConfigError(f"{option} takes {shown}, got {item!r}", reason=Reason.CONFIG_INVALID)
+            raise InvalidRequest(f"{option} takes {shown}, got {item!r}")
         out[key.strip()] = value.strip() if separator == ":" else value
     return out
 
@@ -153,7 +153,7 @@ def _definition(args: argparse.Namespace) -> ServerDefinition:
         rest = rest[1:]
     if target == "--":  # compozy mcp add NAME -- COMMAND ARGS...
         if not rest:
-            raise ConfigError("a stdio server needs a command after --")
+            raise InvalidRequest("a stdio server needs a command after --")
         target, rest = rest[0], rest[1:]
     transport = args.transport or (
         "http" if target.startswith(("http://", "https://")) and not rest else "stdio"
@@ -161,13 +161,13 @@ def _definition(args: argparse.Namespace) -> ServerDefinition:
     raw: dict[str, Any]
     if transport == "http":
         if rest or args.env:
-            raise ConfigError("an http server takes a URL and headers (-H), not arguments or -e")
+            raise InvalidRequest("an http server takes a URL and headers (-H), not arguments or -e")
         raw = {"url": target}
         if args.header:
             raw["headers"] = _pairs(args.header, ":", "-H/--header")
     else:
         if args.header:
-            raise ConfigError("a stdio server takes a command, arguments and -e, not headers")
+            raise InvalidRequest("a stdio server takes a command, arguments and -e, not headers")
         raw = {"command": target}
         if rest:
             raw["args"] = rest
@@ -183,6 +183,11 @@ def _say(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
 def _add(args: argparse.Namespace, context: Context) -> int:
     definition = _definition(args)
     config = _file(args.scope, args, context)
+    if args.scope == "user":
+        from compozy_mcp.store.sqlite import private_dir
+
+        # the first command may be this one: $COMPOZY_HOME holds every session's transcript
+        private_dir(context.settings().home)
     config.add(definition)
     _say(
         args,
@@ -214,10 +219,9 @@ def _remove(args: argparse.Namespace, context: Context) -> int:
             f"no server {args.name!r} is defined in {where}", reason=Reason.MCP_SERVER_UNKNOWN
         )
     if len(holders) > 1:
-        raise ConfigError(
+        raise InvalidRequest(
             f"server {args.name!r} is defined in both scopes; say which with --scope "
-            "user or --scope workspace",
-            reason=Reason.CONFIG_INVALID,
+            "user or --scope workspace"
         )
     holders[0].remove(args.name)
     _say(
@@ -240,7 +244,30 @@ def _list(args: argparse.Namespace, context: Context) -> int:
         emit(args, payload)
     else:
         _print_listing(payload["servers"], checked=args.check)
+    if args.check:
+        return _check_outcome(payload["servers"])
     return EXIT_OK
+
+
+def _check_outcome(rows: list[dict[str, Any]]) -> int:
+    """``--check`` fails (exit 1) when a server is not ready: the one it just tried, or, against
+    a daemon, the daemon's own connection to it."""
+    failed = [
+        row["name"]
+        for row in rows
+        if not all(
+            state.get("state") == "ready"
+            for state in ([row["check"]] if "check" in row else row["connections"]) or [{}]
+        )
+    ]
+    if not failed:
+        return EXIT_OK
+    print(
+        f"{len(failed)} of {len(rows)} MCP server{'' if len(rows) == 1 else 's'} failed the "
+        f"check: {', '.join(failed)}",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED
 
 
 def _local_listing(args: argparse.Namespace, context: Context) -> dict[str, Any]:

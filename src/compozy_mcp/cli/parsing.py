@@ -9,6 +9,7 @@ the finished tree once, so a command added later gets all of this without doing 
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,13 +39,28 @@ def did_you_mean(word: str, candidates: Sequence[str]) -> str:
     return " (did you mean " + " or ".join(f'"{c}"' for c in found) + "?)"
 
 
+#: reStructuredText a docstring may hold: ``literal`` and :role:`target`
+_RST_LITERAL = re.compile(r"``(.+?)``")
+_RST_ROLE = re.compile(r":[a-z]+:`~?([^`<]+?)(?:\s*<[^>]*>)?`")
+
+
+def plain_text(text: str) -> str:
+    """``text`` with the reStructuredText of a docstring made plain: ``x`` becomes `x`,
+    :mod:`a.b` becomes a.b."""
+    return _RST_ROLE.sub(r"\1", _RST_LITERAL.sub(r"`\1`", text))
+
+
 class HelpFormatter(argparse.HelpFormatter):
-    """argparse's formatter, except that an ``examples:`` epilog keeps its lines as written."""
+    """argparse's formatter, except that an ``examples:`` epilog keeps its lines as written, a
+    description keeps its paragraphs, and no reStructuredText reaches the terminal."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         if text.startswith(EXAMPLES_HEADING):
             return text
-        return super()._fill_text(text, width, indent)
+        paragraphs = [p for p in plain_text(text).split("\n\n") if p.strip()]
+        return "\n\n".join(
+            super(HelpFormatter, self)._fill_text(p, width, indent) for p in paragraphs
+        )
 
 
 class Parser(argparse.ArgumentParser):
@@ -86,7 +102,8 @@ GLOBAL_OPTIONS = (
             "metavar": "URL",
             "help": "run against the daemon at this URL "
             "(http://HOST:PORT or unix:PATH; a trailing /api or / is ignored; default: "
-            "$COMPOZY_URL, else in-process on the store)",
+            "$COMPOZY_URL, else the daemon listening on $COMPOZY_HOME/compozy.sock, else "
+            "in-process on the store; COMPOZY_URL=none always runs in-process)",
         },
     ),
     GlobalOption(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from compozy_mcp import jsonutil
 from compozy_mcp.cli.reporting import EXIT_OK
-from compozy_mcp.errors import ConfigError
+from compozy_mcp.errors import InvalidRequest
 
 if TYPE_CHECKING:
     from mcp.server import Server
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from compozy_mcp.calls import CallScope
     from compozy_mcp.cli.context import Context
     from compozy_mcp.hostapi.target import Target
+    from compozy_mcp.upstream.asking import Declared
     from compozy_mcp.upstream.supervisor import Upstreams
 
 DEFAULT_PORT = 8765
@@ -37,14 +38,14 @@ def parse_address(text: str) -> tuple[str, int]:
     """``HOST:PORT``, ``[IPv6]:PORT`` or ``:PORT`` (loopback)."""
     host, sep, port_text = text.rpartition(":")
     if not sep:
-        raise ConfigError(f"--http takes HOST:PORT, got {text!r}")
+        raise InvalidRequest(f"--http takes HOST:PORT, got {text!r}")
     host = host.strip("[]") or "127.0.0.1"
     try:
         port = int(port_text)
     except ValueError:
-        raise ConfigError(f"--http port must be a number, got {port_text!r}") from None
+        raise InvalidRequest(f"--http port must be a number, got {port_text!r}") from None
     if not 0 <= port <= 65535:
-        raise ConfigError(f"--http port must be between 0 and 65535, got {port}")
+        raise InvalidRequest(f"--http port must be between 0 and 65535, got {port}")
     return host, port
 
 
@@ -116,7 +117,7 @@ def discovery_option(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, context: Context) -> int:
     if args.page_size is not None and args.page_size < 1:
-        raise ConfigError("--page-size must be at least 1")
+        raise InvalidRequest("--page-size must be at least 1")
     daemon = context.daemon()
     if daemon is not None:
         return _relay(args, context, daemon)
@@ -130,6 +131,7 @@ def _in_process(args: argparse.Namespace, context: Context) -> int:
     from compozy_mcp.errors import ResourceNotFound
     from compozy_mcp.proxy.discovery import Discovery
     from compozy_mcp.proxy.server import ProxyServer
+    from compozy_mcp.upstream.asking import EVERY_CAPABILITY
 
     settings = context.settings()
     with open_app(settings) as app:
@@ -142,7 +144,12 @@ def _in_process(args: argparse.Namespace, context: Context) -> int:
             scope = scope_of(args.session)
             if not args.workspace:
                 workspace = _session_workspace(app, args.session) or workspace
-        upstreams = upstreams_for(context, settings.home, workspace, app, scope, kind="proxy")
+        # on stdio the one client's own capabilities are declared to the servers (they start
+        # once its first request says them); over HTTP, every client's calls are checked
+        declared = None if not (args.http or args.uds) else EVERY_CAPABILITY
+        upstreams = upstreams_for(
+            context, settings.home, workspace, app, scope, kind="proxy", declared=declared
+        )
         proxy = ProxyServer(
             app,
             scope=scope,
@@ -176,10 +183,18 @@ def _session_workspace(app: App, session_id: str) -> Path | None:
 
 
 def upstreams_for(
-    context: Context, home: Path, workspace: Path, app: App, scope: CallScope, *, kind: str
+    context: Context,
+    home: Path,
+    workspace: Path,
+    app: App,
+    scope: CallScope,
+    *,
+    kind: str,
+    declared: Declared | None,
 ) -> Upstreams | None:
     """The upstream servers to connect: every one defined, or those ``scope``'s policy
-    allows (the others are withheld: known, refused); ``None`` when none is defined."""
+    allows (the others are withheld: known, refused); ``None`` when none is defined.
+    ``declared``: the client capabilities declared to them (``None``: the one client's)."""
     from compozy_mcp.upstream.defined import defined
     from compozy_mcp.upstream.supervisor import Upstreams
 
@@ -195,6 +210,7 @@ def upstreams_for(
         workspace=workspace,
         kind=kind,
         withheld=withheld,
+        declared=declared,
     )
 
 
@@ -208,7 +224,9 @@ def running(
 
     @contextlib.asynccontextmanager
     async def hold() -> AsyncIterator[None]:
-        async with connected.running():
+        # the server waits for the first attempts when it lists (ProxyServer), not here:
+        # requests are read meanwhile, and a client that goes away ends the proxy at once
+        async with connected.running(settle=False):
             yield
 
     return hold
@@ -287,8 +305,4 @@ def _serve(
             served += f" of the compozy daemon at {context.target}"
         announce_stdio("compozy proxy", served, "compozy proxy")
 
-        async def stdio() -> None:
-            async with around() if around is not None else contextlib.nullcontext():
-                await transports.serve_stdio(server)
-
-        anyio.run(stdio)
+        anyio.run(transports.serve_stdio, server, around)

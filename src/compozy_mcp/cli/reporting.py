@@ -33,8 +33,12 @@ EXIT_BY_CODE: dict[str, int] = {
     "forbidden": EXIT_DENIED,
     "tool_conflict": EXIT_CONFLICT,
     "conflict": EXIT_CONFLICT,
-    "model_not_found": EXIT_FAILED,
+    "model_not_found": EXIT_USAGE,  # a provider or model the user typed that is not there
     "reasoning_effort_unsupported": EXIT_FAILED,
+    "worktree_unavailable": EXIT_FAILED,
+    "pull_request_unavailable": EXIT_FAILED,
+    "merge_conflict": EXIT_CONFLICT,
+    "limit_exceeded": EXIT_FAILED,
     "tool_result_persistence_failed": EXIT_FAILED,
     "tool_backend_failed": EXIT_FAILED,
     "mcp_server_unavailable": EXIT_RETRY,

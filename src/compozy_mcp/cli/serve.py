@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from compozy_mcp.cli.context import DEFAULT_SOCKET
 from compozy_mcp.cli.proxy import discovery_option
 from compozy_mcp.cli.reporting import EXIT_OK
-from compozy_mcp.errors import ConfigError
+from compozy_mcp.errors import ConfigError, InvalidRequest
 
 if TYPE_CHECKING:
     from compozy_mcp.cli.context import Context
@@ -76,6 +76,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
     from compozy_mcp.cli.proxy import client_setup, upstreams_for
     from compozy_mcp.http_limits import HttpDeadlines
     from compozy_mcp.proxy.discovery import Discovery
+    from compozy_mcp.upstream.asking import EVERY_CAPABILITY
 
     tcp, uds = not args.no_tcp, not args.no_uds
     token = read_token_file(Path(args.token_file)) if args.token_file else context.token
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
             "--token-file or COMPOZY_TOKEN (every request must then carry it)"
         )
     if not 0 <= args.port <= 65535:
-        raise ConfigError(f"--port must be between 0 and 65535, got {args.port}")
+        raise InvalidRequest(f"--port must be between 0 and 65535, got {args.port}")
     settings = context.settings()
     path = Path(args.uds).expanduser() if args.uds else settings.home / SOCKET_NAME
 
@@ -119,7 +120,13 @@ def run(args: argparse.Namespace, context: Context) -> int:
             access = Access.for_host(args.host if tcp else "localhost", token)
             workspace = context.workspace(args.workspace)
             upstreams = upstreams_for(
-                context, settings.home, workspace, app, OPERATOR, kind="daemon"
+                context,
+                settings.home,
+                workspace,
+                app,
+                OPERATOR,
+                kind="daemon",
+                declared=EVERY_CAPABILITY,  # each call's own client is checked when asked
             )
             deadlines = HttpDeadlines(
                 head_timeout=settings.http_head_timeout_seconds,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from compozy_mcp.cli import turns
+from compozy_mcp.cli import handoff, turns
 from compozy_mcp.cli.context import Context
 from compozy_mcp.cli.options import Command, output_options
 from compozy_mcp.cli.output import Column, Style, emit, is_document, state_colour, table
@@ -36,6 +36,9 @@ def summary(session: dict[str, Any]) -> list[str]:
     where = session.get("workspace_id", "-")
     if session.get("branch"):
         where += f"  branch {session['branch']}"
+    worktree = session.get("worktree")
+    if worktree:
+        where += f"  worktree {worktree['directory']} ({worktree['state']})"
     lineage = session.get("lineage", {})
     lines = [
         title,
@@ -114,6 +117,7 @@ CREATE_FLAGS = {
     "provider": "provider",
     "model": "model",
     "reasoning_effort": "reasoning_effort",
+    "base": "base",
 }
 
 
@@ -123,6 +127,8 @@ def create(args: argparse.Namespace, context: Context) -> int:
         for flag, name in CREATE_FLAGS.items()
         if getattr(args, flag) is not None
     }
+    if args.worktree:
+        fields["worktree"] = True
     return _print(args, context.call(lambda host: host.create_session(fields)))
 
 
@@ -222,7 +228,19 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     create_cmd.add_argument("--workspace", metavar="ID", help="workspace id (default: ws_default)")
     create_cmd.add_argument("--profile", metavar="ID", help="profile id (default: prof_default)")
     create_cmd.add_argument("--type", choices=("user", "automation"), help="session type")
-    create_cmd.add_argument("--branch", help="the branch the session works on")
+    create_cmd.add_argument(
+        "--branch",
+        help="the branch the session works on; with --worktree, the new branch (default "
+        "compozy/<name>)",
+    )
+    create_cmd.add_argument(
+        "--worktree",
+        action="store_true",
+        help="work in a git worktree of its own under $COMPOZY_HOME/worktrees, on a new branch",
+    )
+    create_cmd.add_argument(
+        "--base", metavar="REF", help="with --worktree: the commit or branch to start from"
+    )
     create_cmd.add_argument(
         "--provider",
         help="the agent that runs it: claude, codex, gemini, echo (compozy agent list)",
@@ -233,8 +251,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     output_options(create_cmd)
     turns.add_parsers(sub)
+    handoff.add_parsers(sub)
 
 
 def run(args: argparse.Namespace, context: Context) -> int:
-    command = COMMANDS.get(args.session_command) or turns.COMMANDS[args.session_command]
+    name = args.session_command
+    command = COMMANDS.get(name) or turns.COMMANDS.get(name) or handoff.COMMANDS[name]
     return command(args, context)

@@ -1,4 +1,5 @@
-""" "Did you mean": for an unknown tool id or session id, the ids the user most likely meant.
+""" "Did you mean": for an unknown tool id, session id or provider, what the user most likely
+meant.
 
 Asked only once a command has failed, through the same Host API the command used (in-process
 or a daemon), so it works the same both ways and costs nothing on success. A lookup that fails
@@ -35,6 +36,11 @@ async def _session_ids(host: HostClient) -> list[str]:
     return ids
 
 
+async def _agent_names(host: HostClient) -> list[str]:
+    payload = await host.list_agents()
+    return [str(agent["name"]) for agent in payload["agents"]]
+
+
 def _mistyped(error: CompozyError, args: argparse.Namespace, *names: str) -> str | None:
     ident: Any = getattr(error, "ident", None)
     if not ident and error.code == "tool_not_found":
@@ -45,11 +51,14 @@ def _mistyped(error: CompozyError, args: argparse.Namespace, *names: str) -> str
 
 
 def hint(error: CompozyError, args: argparse.Namespace, context: Context) -> str | None:
-    """``hint: did you mean "x"?`` for an unknown tool or session, else ``None``."""
+    """``hint: did you mean "x"?`` for an unknown tool, session or provider, else ``None``."""
     if error.code == "tool_not_found" or error.reason == Reason.TOOL_NOT_FOUND:
         word, lookup = _mistyped(error, args, "tool_id", "tool"), _tool_ids
     elif error.reason == Reason.SESSION_NOT_FOUND:
         word, lookup = _mistyped(error, args, "session_id", "session"), _session_ids
+    elif error.reason == Reason.PROVIDER_UNKNOWN:
+        provider = getattr(args, "provider", None)
+        word, lookup = (str(provider) if provider else None), _agent_names
     else:
         return None
     if not word:

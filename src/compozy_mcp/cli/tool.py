@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from compozy_mcp import jsonutil
+from compozy_mcp.cli.artifacts import read_back
 from compozy_mcp.cli.context import Context
 from compozy_mcp.cli.options import Command, output_options
 from compozy_mcp.cli.output import Column, Style, emit, is_document, table
@@ -17,7 +18,7 @@ from compozy_mcp.errors import CompozyError, ToolInvalidInput, ToolNotFound
 from compozy_mcp.reasons import Reason
 
 if TYPE_CHECKING:
-    from compozy_mcp.hostapi import HostClient
+    pass
 
 
 def read_json_object(tool_id: str, text: str, option: str = "--input") -> dict[str, Any]:
@@ -109,23 +110,8 @@ def invoke(args: argparse.Namespace, context: Context) -> int:
 def _whole(context: Context, envelope: dict[str, Any], *, session: str | None) -> dict[str, Any]:
     """A truncated result read back whole from its artifact, page by page (what the preview
     tells an agent to do), as the envelope an untruncated call would have returned."""
-    import base64
-
     truncated = envelope["structured"]
-    read_tool = str(truncated["read_tool"])
-    read_input = dict(truncated["read_input"], encoding="base64")
-    chunks: list[bytes] = []
-
-    async def read_all(host: HostClient) -> None:
-        while True:
-            page = (await host.invoke(read_tool, read_input, session=session))["result"]
-            chunks.append(base64.b64decode(page["structured"]["data_base64"]))
-            if page["structured"]["eof"]:
-                return
-            read_input["offset"] = page["structured"]["next_offset"]
-
-    context.call(read_all)
-    structured = jsonutil.loads(b"".join(chunks))
+    structured = read_back(context, truncated, session=session)
     uri = truncated["artifacts"][0]["uri"]
     whole = {k: v for k, v in envelope.items() if k not in ("truncated", "artifacts")}
     whole["structured"] = structured

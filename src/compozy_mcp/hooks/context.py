@@ -10,9 +10,12 @@ from compozy_mcp.sessions.service import Sessions
 from compozy_mcp.store.base import WorkspaceRow
 
 
-def caller_context(state: SessionState, workspace: WorkspaceRow | None) -> dict[str, Any]:
-    """``session_id, session_name?, session_type, agent_name, workspace_id, workspace?, state,
-    parent_session_id?, created_at, updated_at``; ``workspace`` is the workspace's directory."""
+def caller_context(
+    state: SessionState, workspace: WorkspaceRow | None, directory: str | None = None
+) -> dict[str, Any]:
+    """``session_id, session_name?, session_type, agent_name, workspace_id, workspace?,
+    directory?, state, parent_session_id?, created_at, updated_at``; ``workspace`` is the
+    workspace's directory, ``directory`` the session's own when it works in a worktree."""
     out: dict[str, Any] = {"session_id": state.id}
     if state.name is not None:
         out["session_name"] = state.name
@@ -21,6 +24,8 @@ def caller_context(state: SessionState, workspace: WorkspaceRow | None) -> dict[
     out["workspace_id"] = state.workspace_id
     if workspace is not None:
         out["workspace"] = workspace.path
+    if directory is not None:
+        out["directory"] = directory
     out["state"] = state.state
     if state.lineage.parent_session_id is not None:
         out["parent_session_id"] = state.lineage.parent_session_id
@@ -38,6 +43,7 @@ def read_caller(sessions: Sessions, session_id: str | None) -> Caller | None:
     if found is None:
         return None
     state, workspace = found
+    directory = sessions.directory(session_id) if state.worktree_id else None
     return Caller(
         session_id=state.id,
         agent_name=state.agent_name,
@@ -45,5 +51,5 @@ def read_caller(sessions: Sessions, session_id: str | None) -> Caller | None:
         workspace_id=state.workspace_id,
         workspace_name=workspace.name if workspace is not None else None,
         workspace_path=workspace.path if workspace is not None else None,
-        context=caller_context(state, workspace),
+        context=caller_context(state, workspace, directory),
     )

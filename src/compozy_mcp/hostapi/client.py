@@ -4,7 +4,7 @@ and raises a :class:`~compozy_mcp.errors.CompozyError` on failure."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, Protocol
 
 Payload = dict[str, Any]
@@ -78,6 +78,41 @@ class HostClient(Protocol):
     async def approve_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
         """Answer a pending interaction: ``fields`` are ``interaction_id`` and ``decision``."""
         ...
+
+    def follow_events(self, session_id: str, cursor: int) -> AsyncIterator[Payload | None]:
+        """The session's stored events after ``cursor``, then each new one as it is stored
+        (woken by the runtime, never polled); ``None`` now and then while nothing happens (a
+        stream's chance to keep its connection alive). Ends when the caller stops."""
+        ...
+
+    # --- worktrees and hand-off: the full records of the worktree tools ----------------------
+
+    async def session_diff(self, session_id: str) -> Payload:
+        """The session's changes against its worktree's base (``compozy__session_diff``,
+        full: with the patch)."""
+        ...
+
+    async def merge_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
+        """Merge its work; ``fields``: ``into``, ``mode``, ``message``."""
+        ...
+
+    async def open_pull_request(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
+        """Push its branch and open a pull request; ``fields``: ``into``, ``title``,
+        ``body``, ``draft``, ``remote``."""
+        ...
+
+    async def list_worktrees(self, filters: Mapping[str, Any]) -> Payload:
+        """``{"worktrees": [...]}``: ``workspace_id``, ``session_id``, ``include_removed``,
+        ``limit``."""
+        ...
+
+    async def worktree_info(self, worktree_id: str) -> Payload: ...
+
+    async def create_worktree(self, fields: Mapping[str, Any]) -> Payload:
+        """``fields``: ``session_id``, ``branch``, ``base``."""
+        ...
+
+    async def remove_worktree(self, worktree_id: str, *, force: bool = False) -> Payload: ...
 
     # --- the store ---------------------------------------------------------------------------
 

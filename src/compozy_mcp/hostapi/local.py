@@ -18,7 +18,7 @@ event loop. Nothing here imports the HTTP stack or the MCP SDK.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,10 @@ from compozy_mcp.hostapi.inputs import (
 from compozy_mcp.info.descriptors import descriptor
 from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.lifecycle import SessionFilter
+
+#: events a follower reads at once, and how long it waits for news before it looks anyway
+PAGE = 500
+IDLE_SECONDS = 1.0
 
 if TYPE_CHECKING:
     from compozy_mcp.assembly import App
@@ -257,6 +261,49 @@ class LocalHost:
     async def approve_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
         args = {**fields, "session_id": session_id}
         return await self._tool("compozy__session_approve", args, views=False)
+
+    async def follow_events(self, session_id: str, cursor: int) -> AsyncIterator[Payload | None]:
+        async with self.app.runtime.stored_events(session_id) as stored:
+            while True:
+                stored.clear()  # before the read: a store after it wakes the wait below
+                page = await self.session_events(session_id, {"cursor": cursor, "limit": PAGE})
+                for event in page["events"]:
+                    cursor = event["seq"]
+                    yield event
+                if page["events"]:
+                    continue
+                # another process (a CLI without the daemon) may write them: look again now
+                # and then, and say so, so that a stream can keep its connection alive
+                with anyio.move_on_after(IDLE_SECONDS) as idle:
+                    await stored.wait()
+                if idle.cancelled_caught:
+                    yield None
+
+    # --- worktrees and hand-off ----------------------------------------------------------------
+
+    async def session_diff(self, session_id: str) -> Payload:
+        return await self._tool("compozy__session_diff", {"session_id": session_id})
+
+    async def merge_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
+        args = {**fields, "session_id": session_id}
+        return await self._tool("compozy__session_merge", args, views=False)
+
+    async def open_pull_request(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
+        args = {**fields, "session_id": session_id}
+        return await self._tool("compozy__session_pull_request", args, views=False)
+
+    async def list_worktrees(self, filters: Mapping[str, Any]) -> Payload:
+        return await self._tool("compozy__worktree_list", filters)
+
+    async def worktree_info(self, worktree_id: str) -> Payload:
+        return await self._tool("compozy__worktree_inspect", {"worktree_id": worktree_id})
+
+    async def create_worktree(self, fields: Mapping[str, Any]) -> Payload:
+        return await self._tool("compozy__worktree_create", fields, views=False)
+
+    async def remove_worktree(self, worktree_id: str, *, force: bool = False) -> Payload:
+        args = {"worktree_id": worktree_id, "force": force}
+        return await self._tool("compozy__worktree_remove", args, views=False)
 
     # --- upstream MCP servers ----------------------------------------------------------------
 

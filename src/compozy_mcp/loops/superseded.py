@@ -31,72 +31,72 @@ VIEWS_FORMAT = 2
 #: tool id -> (input schema digest, output schema digest) of the tool's contract before views
 SUPERSEDED: Mapping[str, tuple[str, str]] = {
     "compozy__session_create": (
-        "f9f1f238d1ff4b615a0c94b04e77951e0a45ac4e33a6777366dde7b774287be2",
-        "7d7c6b73cf8f19ffb482538846c3f447e556267b2a6c1cd31d0da585a8d107ee",
+        "c9723705483c20baa52bb1546d191e31f1273705ff6cc18588bca8bcd1c4476e",
+        "7308c7305e20485e4f4d37c4f138978f7d2eebfce509a5738b2778c8df6f4dac",
     ),
     "compozy__session_status": (
         "6b70717ee199bed2663b45b7aa3be734b3fa5122aa2f8631a47babf29d2f87f1",
-        "7d7c6b73cf8f19ffb482538846c3f447e556267b2a6c1cd31d0da585a8d107ee",
+        "7308c7305e20485e4f4d37c4f138978f7d2eebfce509a5738b2778c8df6f4dac",
     ),
     "compozy__session_list": (
         "50ff087df2c31114542f09790634b4d6bd5063a766d337da9f0050dd48eef8ca",
-        "0e80a574956cd222e21668aa2dce50f1d4b529b36ab3e35b51f35ac6c1809ff2",
+        "c24365c748e6b7e0d1ef80ab211c5dee5977a059c038864f10ea56a5f3fd341f",
     ),
     "compozy__session_archive": (
         "6b70717ee199bed2663b45b7aa3be734b3fa5122aa2f8631a47babf29d2f87f1",
-        "7d7c6b73cf8f19ffb482538846c3f447e556267b2a6c1cd31d0da585a8d107ee",
+        "7308c7305e20485e4f4d37c4f138978f7d2eebfce509a5738b2778c8df6f4dac",
     ),
     "compozy__session_unarchive": (
         "6b70717ee199bed2663b45b7aa3be734b3fa5122aa2f8631a47babf29d2f87f1",
-        "7d7c6b73cf8f19ffb482538846c3f447e556267b2a6c1cd31d0da585a8d107ee",
+        "7308c7305e20485e4f4d37c4f138978f7d2eebfce509a5738b2778c8df6f4dac",
     ),
     "compozy__session_rename": (
         "7cd17256b17d2de8da6239f9762a65a228df7290ced475d172f5bc0730ce61d3",
-        "7d7c6b73cf8f19ffb482538846c3f447e556267b2a6c1cd31d0da585a8d107ee",
+        "7308c7305e20485e4f4d37c4f138978f7d2eebfce509a5738b2778c8df6f4dac",
     ),
     "compozy__session_stop": (
         "15f1ffbbe526a7628ef8264e76407c5e2ac7b3ad6258633d82959a6b470382b4",
-        "7d7c6b73cf8f19ffb482538846c3f447e556267b2a6c1cd31d0da585a8d107ee",
+        "7308c7305e20485e4f4d37c4f138978f7d2eebfce509a5738b2778c8df6f4dac",
     ),
     "compozy__session_spawn": (
-        "d14b8b26c0d7b99afcc2b0387773453db73b2891f0b71bfa11cfe827a14cb281",
+        "1308216b1ebc2ec998e0ff42093d6e25aa8d2fd2f66dd02b612d1fe811b4e572",
         "629dc47a4063864dea985d86c2b42dbddddfe840754f4a0948bab222bf0f2209",
     ),
     "compozy__session_fork": (
         "c139f7f6d2c3f791cd516fd74adbea7d5d481f13662e8748b2ccd787e18e8376",
-        "7d7c6b73cf8f19ffb482538846c3f447e556267b2a6c1cd31d0da585a8d107ee",
+        "7308c7305e20485e4f4d37c4f138978f7d2eebfce509a5738b2778c8df6f4dac",
     ),
     "compozy__session_rewind": (
         "e4e3c832c5e49add31491ba87ac083b379daff8e1718e68fc0563a734d07dfa9",
-        "7d7c6b73cf8f19ffb482538846c3f447e556267b2a6c1cd31d0da585a8d107ee",
+        "7308c7305e20485e4f4d37c4f138978f7d2eebfce509a5738b2778c8df6f4dac",
     ),
     "compozy__session_continue": (
         "6ca4a55d3d5300399181ff63eda73ed1ba1872d9557ef957b364ba22a0b85544",
-        "7d7c6b73cf8f19ffb482538846c3f447e556267b2a6c1cd31d0da585a8d107ee",
+        "7308c7305e20485e4f4d37c4f138978f7d2eebfce509a5738b2778c8df6f4dac",
     ),
     "compozy__session_runtime_set": (
         "bb5bba2a8b1f615b9634b4aeea8f5e2f9a95e445e3f1a2afad53b62ad0079907",
-        "7d7c6b73cf8f19ffb482538846c3f447e556267b2a6c1cd31d0da585a8d107ee",
+        "7308c7305e20485e4f4d37c4f138978f7d2eebfce509a5738b2778c8df6f4dac",
     ),
     "compozy__session_runtime_clear": (
         "6b70717ee199bed2663b45b7aa3be734b3fa5122aa2f8631a47babf29d2f87f1",
-        "7d7c6b73cf8f19ffb482538846c3f447e556267b2a6c1cd31d0da585a8d107ee",
+        "7308c7305e20485e4f4d37c4f138978f7d2eebfce509a5738b2778c8df6f4dac",
     ),
     "compozy__agent_list": (
         "0946cd1fcf35eb9a63939212f366e3a584bd868f442d96a723a9fb51d4bb86f7",
-        "627c816d567e024cab980cc5752ff835e371788146a05753e65641ca521b89c8",
+        "f93b63046f6982d07e7d174b7f24d2fb2dc0b012a6d2828395bdb8836114aaa5",
     ),
     "compozy__session_prompt": (
         "276eb7e720f00e61ae3102d46635f4db31c302a769b4582237533bfd74f83745",
-        "e4fe81f515e46b718325fb834ab3c608990619ec696bc012352fe321da9a453b",
+        "313474300455823356fa48bc23b20b4250118249864226da58ff8af5acef2a54",
     ),
     "compozy__session_wait": (
         "c5ea3a1b52b67ea98bfef1c97027200511015be75a312f6dd8913fc8fac7e29e",
-        "e4fe81f515e46b718325fb834ab3c608990619ec696bc012352fe321da9a453b",
+        "313474300455823356fa48bc23b20b4250118249864226da58ff8af5acef2a54",
     ),
     "compozy__session_history": (
         "1087ca916df659546b20d79d8a61d7b83ad31280de752146eb7916cff1f8cb38",
-        "6d282d21ccda6b0f3e46476580fcf04cbe1c3c4725a6ebaf909322954ed4c25c",
+        "cb1c5675da27b9b3e5cb5eaaa482eef285ae74f5d0dd17c5668bbb2c6f8ce0fc",
     ),
     "compozy__session_events": (
         "705536bc3194b61301df67d2758de9de01a87695f0ba0c04f4f0f61a7d2067e8",
@@ -104,7 +104,7 @@ SUPERSEDED: Mapping[str, tuple[str, str]] = {
     ),
     "compozy__session_clear": (
         "17acf2da9af9bd3766a3bbf05c104268a6a2d04d93616924ff623c5d755ec82f",
-        "7d7c6b73cf8f19ffb482538846c3f447e556267b2a6c1cd31d0da585a8d107ee",
+        "7308c7305e20485e4f4d37c4f138978f7d2eebfce509a5738b2778c8df6f4dac",
     ),
     "compozy__tool_list": (
         "05c100b2651ada994bb58447e56f4e27c737f05e4f37787aee7925415d84e534",

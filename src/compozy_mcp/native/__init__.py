@@ -17,6 +17,7 @@ def native_tools() -> list[ToolDefinition]:
     from compozy_mcp.native.loop_tools import loop_tools
     from compozy_mcp.native.session_tools import session_tools
     from compozy_mcp.native.skill_tools import skill_tools
+    from compozy_mcp.native.worktree_tools import worktree_tools
 
     return [
         *session_tools(),
@@ -27,6 +28,7 @@ def native_tools() -> list[ToolDefinition]:
         *hook_tools(),
         *approval_tools(),
         *loop_tools(),
+        *worktree_tools(),
     ]
 
 

@@ -62,9 +62,24 @@ SELECTION_INPUT = {
 }
 WORKSPACE_ID = described(STRING, "Workspace id; default ws_default.")
 PROFILE_ID = described(STRING, "Profile id; default prof_default.")
-BRANCH = described(STRING, "Git branch the session works on.")
+BRANCH = described(
+    {"type": "string", "minLength": 1, "maxLength": 200},
+    "Git branch the session works on; with worktree, the new branch to create (default "
+    "compozy/<name>).",
+)
+WORKTREE = described(
+    BOOLEAN,
+    "Work in a git worktree of its own (under $COMPOZY_HOME/worktrees), on a new branch.",
+)
+BASE = described(
+    {"type": "string", "minLength": 1, "maxLength": 200},
+    "With worktree: the commit or branch to start from; default the workspace's HEAD.",
+)
 LIMIT = {"type": "integer", "minimum": 1, "maximum": 200, "description": "Page size; default 50."}
 NEEDS_PROVIDER = {"dependentRequired": {"model": ["provider"], "reasoning_effort": ["provider"]}}
+NEEDS_PROVIDER_OR_WORKTREE = {
+    "dependentRequired": {**NEEDS_PROVIDER["dependentRequired"], "base": ["worktree"]}
+}
 
 
 def _session_preview(result: dict[str, Any]) -> str:
@@ -121,6 +136,8 @@ async def _create(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
         provider=args.get("provider"),
         model=args.get("model"),
         reasoning_effort=args.get("reasoning_effort"),
+        worktree=args.get("worktree", False),
+        base=args.get("base"),
     )
     return {"session": record}
 
@@ -278,6 +295,7 @@ async def _spawn(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
         prompt=args.get("prompt"),
         worktree=args.get("worktree", False),
         branch=args.get("branch"),
+        base=args.get("base"),
         tools=args.get("tools"),
         skills=args.get("skills"),
         mcp_servers=args.get("mcp_servers"),
@@ -317,9 +335,11 @@ def session_tools() -> list[ToolDefinition]:
                     "profile_id": PROFILE_ID,
                     "type": described(enum("user", "automation"), "Session type; default user."),
                     "branch": BRANCH,
+                    "worktree": WORKTREE,
+                    "base": BASE,
                     **SELECTION_INPUT,
                 },
-                **NEEDS_PROVIDER,
+                **NEEDS_PROVIDER_OR_WORKTREE,
             ),
             acts_on=(),  # session_id names the new session
         ),
@@ -419,8 +439,9 @@ def session_tools() -> list[ToolDefinition]:
                     },
                     **SELECTION_INPUT,
                     "prompt": described(PROMPT, "First prompt, queued for the child."),
-                    "worktree": described(BOOLEAN, "Create a worktree (on branch) for the child."),
+                    "worktree": WORKTREE,
                     "branch": BRANCH,
+                    "base": BASE,
                     **SPAWN_PERMISSION_INPUT,
                     "auto_stop_on_parent": described(BOOLEAN, "Stop when the parent stops."),
                     "notify_creator": described(BOOLEAN, "Notify the parent when it ends."),
@@ -431,7 +452,7 @@ def session_tools() -> list[ToolDefinition]:
                         "description": "A retry with the same key returns the first child.",
                     },
                 },
-                **NEEDS_PROVIDER,
+                **NEEDS_PROVIDER_OR_WORKTREE,
             ),
             output_schema=SPAWN_RESULT,
             handler=_spawn,

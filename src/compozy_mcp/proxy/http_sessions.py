@@ -23,6 +23,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from compozy_mcp.proxy.streaming import JsonUnlessStreamed
+
 log = logging.getLogger(__name__)
 
 
@@ -69,18 +71,19 @@ def mcp_http_app(
     idle_seconds: float,
     max_request_bytes: int,
 ) -> tuple[Starlette, ReclaimingSessionManager]:
-    """The app serving ``server`` at ``path`` with JSON responses, and its session manager
-    (the app's lifespan runs it)."""
+    """The app serving ``server`` at ``path``, and its session manager (the app's lifespan
+    runs it). A request that streams (progress, log messages, elicitation...) is answered with
+    an event stream, any other with JSON (:mod:`.streaming`)."""
     manager = ReclaimingSessionManager(
         app=server,
-        json_response=True,
+        json_response=False,
         security_settings=security,
         max_request_body_size=max_request_bytes,
         session_idle_timeout=idle_seconds,
         max_sessions=max_sessions,
     )
     app = Starlette(
-        routes=[Route(path, endpoint=StreamableHTTPASGIApp(manager))],
+        routes=[Route(path, endpoint=JsonUnlessStreamed(StreamableHTTPASGIApp(manager)))],
         lifespan=lambda _: manager.run(),
     )
     return app, manager

@@ -3,13 +3,21 @@ a socket like the in-process proxy.
 
 The relay lists the daemon's tools, as the bound session (``X-Compozy-Session``), and serves
 that listing with its own pages; each ``tools/call`` goes to the daemon as it came and its
-result (and progress) comes back as the daemon sent it, so a client sees what the in-process
-proxy would show. No store is opened here: the daemon owns it.
+result comes back as the daemon sent it, so a client sees what the in-process proxy would
+show. No store is opened here: the daemon owns it.
 
-The daemon's listing changes when its upstream MCP servers come and go: the relay listens for
-its ``tools/list_changed`` (a ``subscriptions/listen`` stream), lists again and tells its own
-clients. With ``--discovery search`` the relay advertises the three discovery tools whatever
-the daemon advertises; the daemon routes ``compozy__tool_call`` in either mode.
+It speaks to the daemon in the 2025-11-25 era, the one whose tool definitions carry every
+field (``execution`` included) and in which a server may ask its client something mid-call:
+what streams during a call flows both ways, the daemon's progress to the relay's client and
+the daemon's questions (an approval, or an upstream server's elicitation or sampling) to the
+client whose call is waiting (:mod:`compozy_mcp.upstream.asking`), its answer back.
+
+The daemon's listing changes when its upstream MCP servers come and go: the relay hears its
+``tools/list_changed``, lists again and tells its own clients. A daemon that restarts forgets
+the relay's MCP session: the relay connects again (a call that met the forgotten session is
+sent again: it never ran), lists again and goes on. With ``--discovery search`` the relay
+advertises the three discovery tools whatever the daemon advertises; the daemon routes
+``compozy__tool_call`` in either mode.
 """
 
 from __future__ import annotations
@@ -21,24 +29,27 @@ from typing import Any
 
 import anyio
 import httpx2
+from anyio.abc import TaskStatus
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.client.subscriptions import ListenNotSupportedError
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
+    INVALID_REQUEST,
     CallToolRequest,
     CallToolRequestParams,
     CallToolResult,
     ListToolsResult,
     PaginatedRequestParams,
     Tool,
+    ToolListChangedNotification,
 )
 
 from compozy_mcp.errors import DaemonUnreachable, RemoteError, ResourceNotFound, ToolBackendFailed
 from compozy_mcp.hostapi.remote import RemoteHost, daemon_http_client
 from compozy_mcp.hostapi.target import Target
 from compozy_mcp.hostapi.wire import SESSION_HEADER
+from compozy_mcp.proxy.asking import RequestAsker
 from compozy_mcp.proxy.discovery import TOOL_CALL, TOOL_CALL_SCHEMA, Discovery, search_listing
 from compozy_mcp.proxy.notify import ToolsChanged
 from compozy_mcp.proxy.paging import Pages
@@ -50,6 +61,7 @@ from compozy_mcp.proxy.server import (
 )
 from compozy_mcp.proxy.transports import MCP_PATH
 from compozy_mcp.reasons import Reason
+from compozy_mcp.upstream.asking import Askers
 from compozy_mcp.upstream.http import UNREACHABLE, AnsweringTransport
 
 log = logging.getLogger(__name__)
@@ -58,8 +70,10 @@ log = logging.getLogger(__name__)
 MAX_LIST_PAGES = 1000
 #: the "tool" an error of the relay's own start-up names
 RELAY = "compozy proxy"
-#: how long the relay waits before it listens for the daemon's changes again
+#: how long the relay waits before it connects to the daemon again
 FOLLOW_RETRY_SECONDS = 1.0
+#: how long a call waits for a connection being made again before it fails
+RECONNECT_WAIT_SECONDS = 5.0
 
 
 class Relay:
@@ -83,6 +97,11 @@ class Relay:
         self._listed: list[Tool] | None = None
         self._schemas: dict[str, Any] = {TOOL_CALL: TOOL_CALL_SCHEMA}
         self._upstream: Client | None = None
+        self._connected_now = anyio.Event()
+        self._lost = anyio.Event()
+        self._relist_wanted = anyio.Event()
+        #: the calls waiting on the daemon, which its questions are passed to
+        self._askers = Askers("the compozy daemon")
         self.changes = ToolsChanged()
         self.server = native_server(
             self._list_tools,
@@ -101,11 +120,24 @@ class Relay:
         )
 
     @contextlib.asynccontextmanager
-    async def _connected(self) -> AsyncIterator[Client]:
+    async def _connected(self, *, serving: bool = False) -> AsyncIterator[Client]:
+        """An MCP session with the daemon; ``serving``: the one calls go through, which hears
+        the daemon's changes and passes its questions to the client whose call is waiting."""
         url = self.target.base_url + MCP_PATH
+        options: dict[str, Any] = {"mode": "legacy", "cache": None}
+        if serving:
+            options.update(
+                message_handler=self._on_message,
+                sampling_callback=self._askers.sampling,
+                elicitation_callback=self._askers.elicitation,
+            )
         async with (
             self._http() as http,
-            Client(streamable_http_client(url, http_client=http), cache=None) as client,
+            # the daemon's results are held to its own budget: no cap of the relay's
+            Client(
+                streamable_http_client(url, http_client=http, max_sse_event_size=None),
+                **options,
+            ) as client,
         ):
             yield client
 
@@ -153,47 +185,62 @@ class Relay:
 
     @contextlib.asynccontextmanager
     async def serving(self) -> AsyncIterator[None]:
-        """Hold the connection to the daemon while the relay serves (call :meth:`prepare`
-        first), following its listing's changes."""
-        connection = contextlib.AsyncExitStack()
-        client = await connection.enter_async_context(self._connected())
-        try:
-            async with anyio.create_task_group() as tasks:
-                self._upstream = client
-                tasks.start_soon(self._follow_changes, client)
-                try:
-                    yield
-                finally:
-                    self._upstream = None
-                    tasks.cancel_scope.cancel()
-        finally:
+        """Hold a connection to the daemon while the relay serves (call :meth:`prepare`
+        first), following its listing's changes and connecting again when it is lost."""
+        async with anyio.create_task_group() as tasks:
+            await tasks.start(self._keep_connected)
             try:
-                await connection.aclose()
-            except* (anyio.BrokenResourceError, anyio.ClosedResourceError, httpx2.TransportError):
-                # the daemon went first (stopped before this proxy): there is nothing to close
-                log.debug("the connection to the daemon at %s was already gone", self.target)
+                yield
+            finally:
+                tasks.cancel_scope.cancel()
 
-    async def _follow_changes(self, client: Client) -> None:
-        """List again, and tell the relay's clients, whenever the daemon's tools change; a
-        lost stream (the daemon restarted) is opened again, and the listing re-read."""
-        lost = False
+    async def _keep_connected(self, *, task_status: TaskStatus[None]) -> None:
+        started = False
         while True:
+            self._lost = anyio.Event()
             try:
-                async with client.listen(tools_list_changed=True) as events:
-                    if lost:
+                async with self._connected(serving=True) as client:
+                    if started:  # connected again: what changed meanwhile is told
                         await self._changed(client)
-                    async for _ in events:
-                        await self._changed(client)
-            except ListenNotSupportedError:
-                return  # a daemon of the handshake era only: its listing is fixed
-            except Exception as exc:  # the daemon went away: try again in a moment
-                log.debug("the daemon's tools/list_changed stream ended (%r)", exc)
-            lost = True
+                    self._upstream = client
+                    self._connected_now.set()
+                    if not started:
+                        started = True
+                        task_status.started()
+                    await self._follow(client)
+            except* (anyio.BrokenResourceError, anyio.ClosedResourceError, httpx2.TransportError):
+                log.debug("the connection to the daemon at %s was already gone", self.target)
+            except* Exception as failed:
+                if not started:
+                    raise
+                log.debug("the daemon at %s did not answer (%r)", self.target, failed)
+            finally:
+                self._upstream = None
+                self._connected_now = anyio.Event()
             await anyio.sleep(FOLLOW_RETRY_SECONDS)
 
+    async def _follow(self, client: Client) -> None:
+        """List again (and tell the relay's clients) when the daemon says its tools changed;
+        return when a call found the connection lost."""
+        async with anyio.create_task_group() as tasks:
+
+            async def lost() -> None:
+                await self._lost.wait()
+                tasks.cancel_scope.cancel()
+
+            tasks.start_soon(lost)
+            while True:
+                await self._relist_wanted.wait()
+                self._relist_wanted = anyio.Event()
+                await self._changed(client)
+
+    async def _on_message(self, message: Any) -> None:
+        # runs in the client's receive loop: only flags (a request from here would wait on it)
+        if isinstance(message, ToolListChangedNotification):
+            self._relist_wanted.set()
+
     async def _changed(self, client: Client) -> None:
-        # a stream that timed out and was opened again re-reads an unchanged listing: say
-        # nothing then
+        # a listing read again after a reconnection may be unchanged: say nothing then
         if await self._relist(client):
             await self.changes.announce()
 
@@ -203,40 +250,64 @@ class Relay:
         self.changes.remember(ctx)
         return self._pages.page(params)
 
+    async def _client(self) -> Client | None:
+        """The connection to the daemon, waiting a moment for one being made again."""
+        with anyio.move_on_after(RECONNECT_WAIT_SECONDS):
+            await self._connected_now.wait()
+        return self._upstream
+
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
     ) -> CallToolResult:
         self.changes.remember(ctx)
-        upstream = self._upstream
         name = params.name
-        if upstream is None:
-            raise RuntimeError("the relay is not connected; serve it inside serving()")
-
-        async def relay_progress(progress: float, total: float | None, message: str | None) -> None:
-            await ctx.session.report_progress(progress, total, message)
-
         # a one-shot approval token rides in _meta; the daemon checks it (docs/approvals.md)
         token = (ctx.meta or {}).get(META_APPROVAL_TOKEN)
         meta: Any = {META_APPROVAL_TOKEN: token} if isinstance(token, str) else None
         call = CallToolRequest(
             params=CallToolRequestParams(name=name, arguments=params.arguments, _meta=meta)
         )
-        try:
-            # not Client.call_tool: it would check the result against the tool's outputSchema,
-            # and a relay returns what the daemon sent
-            return await upstream.session.send_request(
-                call, CallToolResult, progress_callback=relay_progress
-            )
-        except MCPError as exc:
-            if exc.error.code != UNREACHABLE:
-                raise  # the daemon's own protocol answer (an unknown tool...), passed on
-            log.warning("tools/call %s: %s", name, exc.error.message)
-            failure = ToolBackendFailed(
-                name,
-                f'tool "{name}" failed: {exc.error.message}; is `compozy serve` running?',
-                reason=Reason.DAEMON_UNREACHABLE,
-            )
-            return error_result(failure)
+
+        async def relay_progress(progress: float, total: float | None, message: str | None) -> None:
+            await ctx.session.report_progress(progress, total, message)
+
+        for attempt in range(2):
+            upstream = await self._client()
+            if upstream is None:
+                return _unreachable(name, f"cannot reach the compozy daemon at {self.target}")
+            try:
+                # not Client.call_tool: it would check the result against the tool's
+                # outputSchema, and a relay returns what the daemon sent
+                with self._askers.waiting(RequestAsker(ctx)):
+                    return await upstream.session.send_request(
+                        call, CallToolResult, progress_callback=relay_progress
+                    )
+            except MCPError as exc:
+                if _session_forgotten(exc) and attempt == 0:
+                    self._lost.set()  # the daemon restarted: connect again, send it again
+                    self._connected_now = anyio.Event()
+                    continue
+                if exc.error.code != UNREACHABLE:
+                    raise  # the daemon's own protocol answer (an unknown tool...), passed on
+                self._lost.set()
+                log.warning("tools/call %s: %s", name, exc.error.message)
+                return _unreachable(name, exc.error.message)
+        return _unreachable(name, f"the compozy daemon at {self.target} forgot this session")
+
+
+def _session_forgotten(exc: MCPError) -> bool:
+    """The daemon no longer knows the relay's MCP session (it restarted): the request was not
+    served, so it may be sent again on a new session."""
+    return exc.error.code == INVALID_REQUEST and exc.error.message == "Session terminated"
+
+
+def _unreachable(name: str, why: str) -> CallToolResult:
+    failure = ToolBackendFailed(
+        name,
+        f'tool "{name}" failed: {why}; is `compozy serve` running?',
+        reason=Reason.DAEMON_UNREACHABLE,
+    )
+    return error_result(failure)
 
 
 async def _list_all(client: Client) -> list[Tool]:

@@ -4,7 +4,9 @@ upstream MCP servers), ``tools/call`` through dispatch or forwarded to the serve
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from mcp.server import Server, ServerRequestContext
@@ -18,6 +20,7 @@ from mcp.types import (
     CallToolResult,
     InputRequiredResult,
     ListToolsResult,
+    NotificationParams,
     PaginatedRequestParams,
     TextContent,
     Tool,
@@ -25,7 +28,7 @@ from mcp.types import (
 
 from compozy_mcp import __version__
 from compozy_mcp.assembly import App
-from compozy_mcp.calls import OPERATOR, PROGRESS, CallScope, scope_of
+from compozy_mcp.calls import OPERATOR, PROGRESS, RESULT_CEILING, CallScope, scope_of
 from compozy_mcp.dispatch import ToolResult
 from compozy_mcp.errors import (
     CompozyError,
@@ -37,6 +40,7 @@ from compozy_mcp.errors import (
 )
 from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.native.registry import RegisteredTool
+from compozy_mcp.proxy.asking import RequestAsker
 from compozy_mcp.proxy.discovery import (
     TOOL_CALL,
     TOOL_CALL_CHECK,
@@ -48,7 +52,9 @@ from compozy_mcp.proxy.elicit import ask_person
 from compozy_mcp.proxy.listing import mcp_tool
 from compozy_mcp.proxy.notify import ToolsChanged
 from compozy_mcp.proxy.paging import Pages
+from compozy_mcp.proxy.streaming import MCP_RESULT_CEILING, MESSAGE_OVERHEAD, SSE_EVENT_CAP
 from compozy_mcp.reasons import Reason
+from compozy_mcp.upstream.asking import Declared
 from compozy_mcp.upstream.supervisor import Upstream, Upstreams
 
 log = logging.getLogger(__name__)
@@ -169,6 +175,17 @@ def _forwarded_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
     }
 
 
+def _over_http(ctx: ServerRequestContext[Any]) -> bool:
+    """Whether the request came over Streamable HTTP (its answer may be an event stream)."""
+    return getattr(ctx.request, "headers", None) is not None
+
+
+def _progress_token(meta: Mapping[str, Any] | None) -> Any:
+    """The progress token of a request (the SDK sends progress only when there is one)."""
+    found = meta or {}
+    return found.get("progressToken", found.get("progress_token"))
+
+
 def _approval_token(meta: Mapping[str, Any] | None) -> str | None:
     token = (meta or {}).get(META_APPROVAL_TOKEN)
     return token if isinstance(token, str) else None
@@ -222,6 +239,7 @@ class ProxyServer:
         self.discovery = discovery
         self.changes = ToolsChanged()
         self._listings: dict[CallScope, tuple[int, Pages]] = {}
+        self._session_roots: dict[str, tuple[Path, ...]] = {}
         # A scope changes which tools are listed, never their schemas.
         visible = app.catalog.visible(OPERATOR if scope_per_request else scope)
         self._schemas: dict[str, Mapping[str, Any]] = {
@@ -238,6 +256,15 @@ class ProxyServer:
             self.changes,
             catalog_ttl_ms=CHANGING_CATALOG_TTL_MS if upstreams else CATALOG_TTL_MS,
         )
+        if upstreams is not None:
+            # a 2025-11-25 client says what it supports in its handshake: servers start then
+            self.server.add_notification_handler(
+                "notifications/initialized", NotificationParams, self._initialized
+            )
+
+    async def _initialized(self, ctx: ServerRequestContext[Any], _: NotificationParams) -> None:
+        if self.upstreams is not None:
+            self.upstreams.declare(Declared.of(ctx.session.client_capabilities))
 
     def advertise(self, tool: RegisteredTool) -> Tool:
         """How ``tools/list`` shows a tool."""
@@ -279,6 +306,22 @@ class ProxyServer:
             self._listings[scope] = (version, pages)
         return pages
 
+    def _roots(self, scope: CallScope) -> tuple[Path, ...]:
+        """The roots an upstream server asking during ``scope``'s call is given: the session's
+        directory, its worktree's when it has one (the operator's calls: those the servers
+        were started for)."""
+        session_id = scope.session_id
+        if session_id is None:
+            return ()
+        if session_id not in self._session_roots:
+            directory = self.app.sessions.directory(session_id)
+            if directory is None:
+                return ()
+            if len(self._session_roots) >= self.MAX_LISTINGS:
+                self._session_roots.pop(next(iter(self._session_roots)))
+            self._session_roots[session_id] = (Path(directory),)
+        return self._session_roots[session_id]
+
     def _scope(self, ctx: ServerRequestContext[Any]) -> CallScope:
         if not self.scope_per_request:
             return self.scope
@@ -289,13 +332,22 @@ class ProxyServer:
         self, ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
         self.changes.remember(ctx)
+        await self._upstreams_ready(ctx)
         return self.listing(self._scope(ctx)).page(params)
+
+    async def _upstreams_ready(self, ctx: ServerRequestContext[Any]) -> None:
+        """The upstream servers are started (a stdio proxy's declare what its one client
+        declared: the first request says it) and the first listing has those that start."""
+        if self.upstreams is not None:
+            self.upstreams.declare(Declared.of(ctx.session.client_capabilities))
+            await self.upstreams.settled()
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
     ) -> CallToolResult | InputRequiredResult:
         self.changes.remember(ctx)
         name = params.name
+        await self._upstreams_ready(ctx)
         try:
             return await self.route(ctx, self._scope(ctx), name, params.arguments)
         except CompozyError as error:
@@ -346,6 +398,8 @@ class ProxyServer:
 
         # the SDK sends progress only when the request carried a progress token
         reporting = PROGRESS.set(report)
+        # over HTTP the result may travel in one event of a stream: it must fit one
+        ceiling = RESULT_CEILING.set(MCP_RESULT_CEILING if _over_http(ctx) else None)
         try:
             try:
                 result = await dispatcher.call(name, arguments, scope=scope, approval_token=token)
@@ -357,6 +411,7 @@ class ProxyServer:
                     raise
                 result = await dispatcher.call(name, arguments, scope=scope)
         finally:
+            RESULT_CEILING.reset(ceiling)
             PROGRESS.reset(reporting)
         return call_result(result)
 
@@ -372,11 +427,16 @@ class ProxyServer:
         if not self.app.catalog.server_visible(upstream.name, scope):
             raise _not_allowed(name, upstream.name, scope)
         meta = _forwarded_meta(ctx.meta)
+        started = time.perf_counter()
+        streamed = False
+        asker = RequestAsker(ctx, self._roots(scope))
 
         async def relay_progress(progress: float, total: float | None, message: str | None) -> None:
+            nonlocal streamed
+            streamed = streamed or _progress_token(ctx.meta) is not None
             await ctx.session.report_progress(progress, total, message)
 
-        return await upstream.call(
+        result = await upstream.call(
             name,
             own_name,
             arguments,
@@ -384,7 +444,18 @@ class ProxyServer:
             # _meta, or in-process through a callback this handler cannot see), else drops it.
             progress=relay_progress,
             meta=meta,
+            asker=asker,
         )
+        if (streamed or asker.asked) and _over_http(ctx):
+            # the answer is an event stream: a result too large for one event is stored
+            # whole, as a native result over the budget is
+            data = result.model_dump_json(by_alias=True, exclude_none=True).encode()
+            if len(data) > SSE_EVENT_CAP - MESSAGE_OVERHEAD:
+                stored = await self.app.dispatcher.stored_whole(
+                    name, scope, None, data, MCP_RESULT_CEILING, started
+                )
+                return call_result(stored)
+        return result
 
     async def _tool_call(
         self, ctx: ServerRequestContext[Any], scope: CallScope, arguments: dict[str, Any] | None

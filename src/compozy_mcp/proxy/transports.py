@@ -28,10 +28,13 @@ MCP_PATH = "/mcp"
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    """Serve until stdin ends (and requests in flight are answered: :mod:`.stdio`). A client
-    that goes away while calls are in flight (its end of stdout closed) ends the proxy cleanly
-    too: nobody is left to answer."""
+async def serve_stdio(
+    server: Server[Any], around: Callable[[], AbstractAsyncContextManager[None]] | None = None
+) -> None:
+    """Serve until stdin ends (and requests in flight are answered: :mod:`.stdio`), holding
+    ``around`` open (upstream servers, a daemon connection). A client that goes away while
+    calls are in flight (its end of stdout closed) ends the proxy cleanly too: nobody is left
+    to answer. SIGTERM is heard from the start, ``around``'s own start-up included."""
     from compozy_mcp.proxy.stdio import stdio_streams
 
     try:
@@ -39,7 +42,10 @@ async def serve_stdio(server: Server[Any]) -> None:
             if threading.current_thread() is threading.main_thread():
                 group.start_soon(_stop_on_sigterm, group.cancel_scope)
             try:
-                async with stdio_streams() as (read_stream, write_stream):
+                async with (
+                    around() if around is not None else contextlib.nullcontext(),
+                    stdio_streams() as (read_stream, write_stream),
+                ):
                     options = server.create_initialization_options()
                     await server.run(read_stream, write_stream, options)
             finally:
@@ -100,9 +106,9 @@ def http_app(
     uds: bool = False,
     around: Callable[[], AbstractAsyncContextManager[None]] | None = None,
 ) -> Starlette:
-    """The Streamable HTTP app at ``/mcp``, answering with JSON (not SSE) responses, with the
-    session limits of ``settings``. ``around`` is held open for as long as the app serves (the
-    relay's daemon connection)."""
+    """The Streamable HTTP app at ``/mcp`` (an event stream for a request that streams, JSON
+    for any other: :mod:`.streaming`), with the session limits of ``settings``. ``around`` is
+    held open for as long as the app serves (the relay's daemon connection)."""
     security = uds_security() if uds else (loopback_security() if is_loopback(host) else None)
     app, _ = mcp_http_app(
         server,

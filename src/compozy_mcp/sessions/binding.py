@@ -10,8 +10,10 @@ the outcome. :mod:`.runtime` says when ``generation`` increments.
 
 from __future__ import annotations
 
+import os
+
 from compozy_mcp.calls import CallInfo
-from compozy_mcp.errors import ToolConflict
+from compozy_mcp.errors import ToolConflict, WorktreeUnavailable
 from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.ledger import (
     Fences,
@@ -23,6 +25,7 @@ from compozy_mcp.sessions.ledger import (
 )
 from compozy_mcp.sessions.lifecycle import ROOT_TOOLS
 from compozy_mcp.sessions.model import Failure, Selection, SessionState
+from compozy_mcp.sessions.record import session_directory
 from compozy_mcp.sessions.runtime import BindFailed, Binding, BindTicket
 from compozy_mcp.store.base import SessionRow, StoreReader, StoreWriter
 
@@ -78,7 +81,21 @@ class RuntimeBinding:
             context=() if previous else context_of(reader, state),
         )
 
-    def _workspace_path(self, reader: StoreReader, state: SessionState) -> str:
+    def _workspace_path(self, call: CallInfo, reader: StoreReader, state: SessionState) -> str:
+        """The directory the session's agent works in: its worktree's, when it has one (an
+        agent never falls back to the shared workspace: a vanished worktree fails the bind)."""
+        if state.worktree_id is not None:
+            row = reader.worktree(state.worktree_id)
+            if row is not None and row.state != "removed":
+                if row.state == "active" and os.path.isdir(row.path):
+                    return session_directory(row)
+                raise WorktreeUnavailable(
+                    call.tool_id,
+                    f'the worktree of session "{state.id}" ({row.path}) is gone; its branch '
+                    f'"{row.branch}" is kept: compozy worktree create --session {state.id} '
+                    "checks it out again",
+                    reason=Reason.WORKTREE_MISSING,
+                )
         workspace = reader.workspace(state.workspace_id)
         return workspace.path if workspace is not None else "."
 
@@ -94,7 +111,7 @@ class RuntimeBinding:
             require_open(call, state, running=True)
             if state.runtime.status == "binding" and not stale_binding:
                 return False
-            found = self.ticket(writer, state, self._workspace_path(writer, state))
+            found = self.ticket(writer, state, self._workspace_path(call, writer, state))
             if found is not None:
                 tickets.append(found)
             return found is not None
@@ -184,7 +201,7 @@ class RuntimeBinding:
             runtime.selection_revision += 1
             same_agent = live and previous is not None and previous.provider == selection.provider
             ticket = self.ticket(
-                writer, state, self._workspace_path(writer, state), reuse_live=same_agent
+                writer, state, self._workspace_path(call, writer, state), reuse_live=same_agent
             )
             assert ticket is not None
             tickets.append(ticket)
@@ -208,7 +225,9 @@ class RuntimeBinding:
 
         return self._ledger.mutate(call, session_id, change)
 
-    def _restart_context(self, writer: StoreWriter, state: SessionState) -> BindTicket | None:
+    def _restart_context(
+        self, call: CallInfo, writer: StoreWriter, state: SessionState
+    ) -> BindTicket | None:
         """After the transcript changed: forget the old ACP session; a live agent is replaced
         by one whose context holds only the kept turns."""
         state.transcript_epoch += 1
@@ -218,7 +237,7 @@ class RuntimeBinding:
         state.runtime.previous_acp_session_id = state.runtime.previous_provider = None
         if not live:
             return None
-        return self.ticket(writer, state, self._workspace_path(writer, state))
+        return self.ticket(writer, state, self._workspace_path(call, writer, state))
 
     def rewind(
         self, call: CallInfo, session_id: str, to_turn: int, fences: Fences
@@ -239,7 +258,7 @@ class RuntimeBinding:
             state.transcript_turns = to_turn
             state.context_from_turn = min(state.context_from_turn, to_turn + 1)
             state.queue = [p for p in state.queue if p.turn <= to_turn]
-            ticket = self._restart_context(writer, state)
+            ticket = self._restart_context(call, writer, state)
             if ticket is not None:
                 tickets.append(ticket)
             return True
@@ -265,7 +284,7 @@ class RuntimeBinding:
                     reason=Reason.TURN_RUNNING,
                 )
             state.context_from_turn = state.transcript_turns + 1
-            ticket = self._restart_context(writer, state)
+            ticket = self._restart_context(call, writer, state)
             if ticket is not None:
                 tickets.append(ticket)
             return True
@@ -299,7 +318,7 @@ class RuntimeBinding:
                 writer.append_turns([ledger.new_prompt(state, prompt)[1]])
                 changed = True
             if state.runtime.selected is not None and state.runtime.status not in LIVE:
-                ticket = self.ticket(writer, state, self._workspace_path(writer, state))
+                ticket = self.ticket(writer, state, self._workspace_path(call, writer, state))
                 if ticket is not None:
                     tickets.append(ticket)
                     changed = True

@@ -31,6 +31,7 @@ from compozy_mcp.store.base import (
     TranscriptTurn,
     WorkspaceRow,
 )
+from compozy_mcp.store.worktrees import WorktreeRow, WorktreeTaken
 
 #: characters of a queued prompt a record shows
 PREVIEW_CHARS = 80
@@ -189,10 +190,28 @@ class SessionLedger:
                     profile=profiles[state.profile_id],
                     workspace=workspaces[state.workspace_id],
                     children=children.get(state.id, ()),
+                    worktree=reader.worktree(state.worktree_id) if state.worktree_id else None,
                 ),
             )
             for state in states
         ]
+
+    @staticmethod
+    def attach_worktree(
+        writer: StoreWriter, call: CallInfo, state: SessionState, row: WorktreeRow
+    ) -> None:
+        """Give a session (about to be saved) its worktree, recorded in the same transaction;
+        a worktree another active row holds is refused (two sessions never share one)."""
+        try:
+            writer.put_worktree(row)
+        except WorktreeTaken:
+            raise ToolConflict(
+                call.tool_id,
+                f'session "{state.id}" has a worktree already, or {row.path} is another\'s',
+                reason=Reason.WORKTREE_EXISTS,
+            ) from None
+        state.worktree_id = row.id
+        state.branch = row.branch
 
     def diagnose(
         self,

@@ -30,6 +30,7 @@ from compozy_mcp.store.base import (
     StoreReader,
     StoreWriter,
 )
+from compozy_mcp.store.worktrees import WorktreeRow
 
 #: the spawn budget of a root session; a child inherits its parent's limits
 ROOT_SPAWN_BUDGET = SpawnBudget(max_children=16, max_depth=3, ttl_seconds=86_400)
@@ -103,7 +104,10 @@ class Lifecycle:
         profile_id: str | None = None,
         session_type: Literal["user", "automation"] = "user",
         branch: str | None = None,
+        worktree: WorktreeRow | None = None,
     ) -> Record:
+        """Create a root session; ``worktree`` (made for ``session_id`` beforehand) is
+        recorded with it."""
         now = self._ledger.now()
         with self._ledger.store.write() as writer:
             workspace = writer.workspace(workspace_id or DEFAULT_WORKSPACE_ID)
@@ -147,6 +151,8 @@ class Lifecycle:
             if selection is not None:
                 state.runtime.selected = selection
                 state.runtime.selection_revision = 1
+            if worktree is not None:
+                self._ledger.attach_worktree(writer, call, state, worktree)
             writer.insert_session(session_row(state))
             return self._ledger.record(writer, state)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -26,6 +27,7 @@ from compozy_mcp.sessions.model import (
     SessionState,
 )
 from compozy_mcp.store.base import ChildSummary, ProfileRow, WorkspaceRow
+from compozy_mcp.store.worktrees import WorktreeRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +37,8 @@ class RecordContext:
     profile: ProfileRow | None
     workspace: WorkspaceRow | None
     children: Sequence[ChildSummary] = ()
+    #: the worktree ``worktree_id`` names (active, removed or missing)
+    worktree: WorktreeRow | None = None
 
 
 def _put(out: dict[str, Any], key: str, value: Any) -> None:
@@ -112,7 +116,23 @@ def is_failed(state: SessionState) -> bool:
     return state.failure is not None or state.runtime.status == "failed"
 
 
-def badge_and_column(state: SessionState) -> tuple[str, str]:
+#: runtime statuses in which the session's agent is at work (a turn runs, or it starts)
+_AT_WORK = ("running", "binding", "reconfiguring", "recovering")
+
+
+def _hand_off(worktree: WorktreeRow | None) -> tuple[str, str] | None:
+    """``review`` while the session's worktree holds changes not merged yet (as the last turn
+    left them), ``done`` once they are merged."""
+    if worktree is None or worktree.state == "missing":
+        return None
+    if worktree.changed_files:
+        return "review", "review"
+    if worktree.merged_at is not None:
+        return "merged", "done"
+    return None
+
+
+def badge_and_column(state: SessionState, worktree: WorktreeRow | None = None) -> tuple[str, str]:
     """The board badge and column, derived from state in a fixed order of precedence."""
     if state.archived_at is not None:
         return "archived", "done"
@@ -127,8 +147,14 @@ def badge_and_column(state: SessionState) -> tuple[str, str]:
     if state.later is not None:
         return "later", "later"
     status = state.runtime.status
-    if status in ("ready", "running"):
+    if status not in _AT_WORK:
+        hand_off = _hand_off(worktree)
+        if hand_off is not None:
+            return hand_off
+    if status == "running":  # a turn runs
         return "running", "working"
+    if status == "ready":  # bound, between turns: among the sessions at work, idle
+        return "idle", "working"
     if status in ("binding", "reconfiguring", "recovering"):
         return "starting", "working"
     return "idle", "backlog"
@@ -181,6 +207,33 @@ def _children(children: Sequence[ChildSummary]) -> tuple[list[dict[str, Any]], d
     return items, summary
 
 
+def session_directory(row: WorktreeRow) -> str:
+    """Where the session's agent works: the workspace's place inside the worktree."""
+    return str(Path(row.path) / row.prefix) if row.prefix else row.path
+
+
+def worktree_summary(row: WorktreeRow) -> dict[str, Any]:
+    """A session's worktree in its record (full view): where it is and what it holds."""
+    out: dict[str, Any] = {
+        "path": row.path,
+        "directory": session_directory(row),
+        "state": row.state,
+        "base": {"commit": row.base_commit},
+    }
+    if row.base_ref is not None:
+        out["base"]["ref"] = row.base_ref
+    if row.changes_checked_at is not None:
+        out["changes"] = {
+            "files": row.changed_files or 0,
+            "added": row.lines_added or 0,
+            "removed": row.lines_removed or 0,
+            "checked_at": row.changes_checked_at,
+        }
+    if row.merged_at is not None:
+        out["merged"] = {"into": row.merged_into, "commit": row.merge_commit, "at": row.merged_at}
+    return out
+
+
 def session_record(state: SessionState, context: RecordContext) -> dict[str, Any]:
     """The full session record, fields in the order a reader expects them."""
     profile, workspace = context.profile, context.workspace
@@ -198,8 +251,10 @@ def session_record(state: SessionState, context: RecordContext) -> dict[str, Any
         out["workspace_path"] = workspace.path
     _put(out, "worktree_id", state.worktree_id)
     _put(out, "branch", state.branch)
+    if context.worktree is not None:
+        out["worktree"] = worktree_summary(context.worktree)
     out["state"] = state.state
-    out["badge"], out["board_column"] = badge_and_column(state)
+    out["badge"], out["board_column"] = badge_and_column(state, context.worktree)
     attention, waiting_on, dismissible = _attention(state)
     if attention is not None:
         out["attention"] = attention

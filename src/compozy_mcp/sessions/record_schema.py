@@ -187,9 +187,26 @@ BADGE = enum(
     "waiting-for-auth",
     "waiting-for-input",
     "later",
+    "review",
+    "merged",
     "stopped",
     "failed",
     "archived",
+)
+BOARD_COLUMNS = ("backlog", "working", "needs_you", "review", "later", "done")
+WORKTREE_STATES = ("active", "removed", "missing")
+#: where a session's worktree is, what it was based on, and what it holds (full view)
+WORKTREE = obj(
+    {
+        "path": STRING,
+        "directory": STRING,
+        "state": enum(*WORKTREE_STATES),
+        "base": obj({"commit": STRING}, {"ref": STRING}),
+    },
+    {
+        "changes": obj({"files": COUNT, "added": COUNT, "removed": COUNT, "checked_at": TIMESTAMP}),
+        "merged": obj({"into": STRING, "commit": STRING, "at": TIMESTAMP}),
+    },
 )
 
 #: The complete session record (the full view), field by field in record order.
@@ -206,9 +223,10 @@ SESSION = Shape(
     full_only("workspace_path", STRING),
     keep("worktree_id", STRING),
     keep("branch", STRING),
+    full_only("worktree", WORKTREE),
     keep("state", STATE, required=True),
     keep("badge", BADGE, required=True),
-    keep("board_column", enum("backlog", "working", "needs_you", "later", "done"), required=True),
+    keep("board_column", enum(*BOARD_COLUMNS), required=True),
     keep("attention", ATTENTION),
     keep("attention_dismissible", BOOLEAN),
     keep("waiting_on", WAITING_ON),

@@ -35,13 +35,21 @@ from compozy_mcp.agents.definitions import AgentCatalog
 from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import Clock
+from compozy_mcp.errors import (
+    ResourceNotFound,
+    ToolConflict,
+    ToolInvalidInput,
+    WorktreeUnavailable,
+)
+from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.access import Access
 from compozy_mcp.sessions.binding import RuntimeBinding
 from compozy_mcp.sessions.events import SessionEvents
 from compozy_mcp.sessions.interactions import Interactions
-from compozy_mcp.sessions.ledger import Fences, Record, SessionLedger
+from compozy_mcp.sessions.ledger import Fences, Record, SessionLedger, new_id, require_open
 from compozy_mcp.sessions.lifecycle import Lifecycle, SessionFilter, SessionPage
-from compozy_mcp.sessions.model import PermissionPolicy, Selection, SessionState
+from compozy_mcp.sessions.model import PermissionPolicy, PullRequest, Selection, SessionState
+from compozy_mcp.sessions.record import session_directory
 from compozy_mcp.sessions.runtime import (
     BindFailed,
     Binding,
@@ -51,8 +59,19 @@ from compozy_mcp.sessions.runtime import (
 )
 from compozy_mcp.sessions.spawning import Spawner, SpawnRequest
 from compozy_mcp.sessions.turns import TurnLedger
-from compozy_mcp.sessions.workspaces import Workspaces
-from compozy_mcp.store.base import ProfileRow, Store, StoreReader, TranscriptTurn, WorkspaceRow
+from compozy_mcp.sessions.workspaces import DEFAULT_WORKSPACE_ID, Workspaces
+from compozy_mcp.sessions.worktrees import MergeMode, SessionWorktrees
+from compozy_mcp.store.base import (
+    ProfileRow,
+    SessionRow,
+    Store,
+    StoreReader,
+    StoreWriter,
+    TranscriptTurn,
+    WorkspaceRow,
+)
+from compozy_mcp.store.worktrees import WorktreeQuery, WorktreeRow
+from compozy_mcp.worktrees.github import PullRequestAsk
 
 T = TypeVar("T")
 
@@ -84,6 +103,7 @@ class Sessions:
         offload: Offload,
         *,
         default_workspace_path: Path | None = None,
+        worktrees_dir: Path | None = None,
     ) -> None:
         self.ledger = SessionLedger(store, clock)
         self.lifecycle = Lifecycle(self.ledger)
@@ -96,7 +116,12 @@ class Sessions:
         self.workspaces = Workspaces(store, clock)
         self.events = SessionEvents(self.ledger)
         self.interactions = Interactions(self.ledger)
+        self.worktrees = SessionWorktrees(
+            self.ledger, worktrees_dir or Path.home() / ".compozy" / "worktrees"
+        )
         self._offload = offload
+        # git may take seconds (a checkout, a large diff): its own threads, never the writes'
+        self._git = Offload()
         self.workspaces.ensure_defaults(default_workspace_path or Path(os.getcwd()))
 
     # --- where work runs -------------------------------------------------------------------
@@ -187,6 +212,20 @@ class Sessions:
                 return None
             return self.ledger.read_state(row), reader.workspace(row.workspace_id)
 
+    def directory(self, session_id: str) -> str | None:
+        """Where the session works: its worktree's directory when it has an active one, else
+        its workspace's (``None`` for an unknown session)."""
+        with self.ledger.store.read() as reader:
+            row = reader.session(session_id)
+            if row is None:
+                return None
+            state = self.ledger.read_state(row)
+            tree = reader.worktree(state.worktree_id) if state.worktree_id else None
+            if tree is not None and tree.state == "active":
+                return session_directory(tree)
+            workspace = reader.workspace(state.workspace_id)
+        return workspace.path if workspace is not None else None
+
     def lineage_below(self, session_id: str) -> list[str]:
         """``session_id`` and all its descendants (children, their children, ...)."""
         found = [session_id]
@@ -218,37 +257,352 @@ class Sessions:
         provider: str | None = None,
         model: str | None = None,
         reasoning_effort: str | None = None,
+        worktree: bool = False,
+        base: str | None = None,
     ) -> Record:
+        """Create a session; ``worktree``: in a git worktree of its own, on a new branch
+        (``branch``, else ``compozy/<name>``) from ``base`` (default: the workspace's HEAD)."""
         selection = self._selection(call, workspace_id, provider, model, reasoning_effort)
-        if call.scope.session_id is not None:  # a managed session creates only children
-            request = SpawnRequest(
-                agent_name=agent_name,
-                ttl_seconds=1,  # set from the caller's remaining TTL
-                name=name,
-                spawn_role="created",
-                selection=selection,
-                branch=branch,
-                session_id=session_id,
-                session_type=session_type,
+        managed = call.scope.session_id
+        planned: WorktreeRow | None = None
+        if worktree:
+            session_id = session_id or new_id("sess")
+            where = self._session_workspace(managed) if managed else workspace_id
+            planned = await self._plan_worktree(
+                call, where, session_id, name=name, branch=branch, base=base
             )
-            return await self._offload(self.spawner.create_child, call, request)
-        work = functools.partial(
-            self.lifecycle.create,
-            call,
-            agent_name=agent_name,
-            selection=selection,
-            session_id=session_id,
-            name=name,
-            workspace_id=workspace_id,
-            profile_id=profile_id,
-            session_type=session_type,
-            branch=branch,
+        try:
+            if managed is not None:  # a managed session creates only children
+                request = SpawnRequest(
+                    agent_name=agent_name,
+                    ttl_seconds=1,  # set from the caller's remaining TTL
+                    name=name,
+                    spawn_role="created",
+                    selection=selection,
+                    branch=branch,
+                    session_id=session_id,
+                    session_type=session_type,
+                    worktree=worktree,
+                    planned_worktree=planned,
+                )
+                return await self._offload(self.spawner.create_child, call, request)
+            work = functools.partial(
+                self.lifecycle.create,
+                call,
+                agent_name=agent_name,
+                selection=selection,
+                session_id=session_id,
+                name=name,
+                workspace_id=workspace_id,
+                profile_id=profile_id,
+                session_type=session_type,
+                branch=branch,
+                worktree=planned,
+            )
+            return await self._write(work)
+        except BaseException:
+            await self._discard_worktree(planned)
+            raise
+
+    # --- worktrees ---------------------------------------------------------------------------
+
+    async def _plan_worktree(
+        self,
+        call: CallInfo,
+        workspace_id: str | None,
+        session_id: str,
+        *,
+        name: str | None,
+        branch: str | None,
+        base: str | None,
+    ) -> WorktreeRow:
+        """A worktree made for a session about to be created (checked not to exist yet)."""
+        ident = workspace_id or DEFAULT_WORKSPACE_ID
+        with self.ledger.store.read() as reader:
+            workspace = reader.workspace(ident)
+            taken = reader.session(session_id) is not None
+        if workspace is None:
+            raise ResourceNotFound(call.tool_id, "workspace", ident)
+        if taken:
+            raise ToolConflict(
+                call.tool_id, f'session "{session_id}" already exists', reason=Reason.SESSION_EXISTS
+            )
+        plan = functools.partial(
+            self.worktrees.plan, call, workspace, session_id, name=name, branch=branch, base=base
         )
-        return await self._write(work)
+        return await self._git(plan)
+
+    def _spawned_already(self, parent: str | None, key: str | None) -> bool:
+        """Whether a spawn with this idempotency key made a child already (a retry: it gets
+        that child back, and no second worktree is made)."""
+        if parent is None or key is None:
+            return False
+        with self.ledger.store.read() as reader:
+            children = reader.children([parent])
+            return any(self.ledger.read_state(c).lineage.idempotency_key == key for c in children)
+
+    async def _discard_worktree(self, planned: WorktreeRow | None) -> None:
+        """Undo a worktree made for a session that was not created after all."""
+        if planned is not None:
+            with anyio.CancelScope(shield=True):
+                await self._git(self.worktrees.discard, planned)
+
+    def _save_worktree(self, row: WorktreeRow) -> None:
+        with self.ledger.store.write() as writer:
+            writer.put_worktree(row)
+
+    def _worktree_of(self, call: CallInfo, session_id: str) -> tuple[SessionState, WorktreeRow]:
+        """A session and its worktree (the active one, else the last it had)."""
+        with self.ledger.store.read() as reader:
+            _, state = self.ledger.load(reader, call, session_id, read_only=True)
+            row = reader.worktree(state.worktree_id) if state.worktree_id else None
+        if row is None:
+            raise WorktreeUnavailable(
+                call.tool_id,
+                f'session "{session_id}" has no worktree; create it with worktree: true, or '
+                f"give it one with compozy__worktree_create",
+                reason=Reason.NO_WORKTREE,
+            )
+        return state, row
+
+    async def diff(self, call: CallInfo, session_id: str) -> dict[str, Any]:
+        """What the session changed against its worktree's base, uncommitted work included."""
+        _, row = self._worktree_of(call, session_id)
+        return await self._git(self.worktrees.diff, call, row)
+
+    async def merge(
+        self,
+        call: CallInfo,
+        session_id: str,
+        *,
+        into: str | None = None,
+        mode: MergeMode = "merge",
+        message: str | None = None,
+    ) -> dict[str, Any]:
+        """Merge the session's work into ``into`` (default: the branch its worktree came
+        from); a conflict changes nothing."""
+        state, row = self._worktree_of(call, session_id)
+        if state.runtime.status == "running":
+            raise ToolConflict(
+                call.tool_id,
+                f'session "{session_id}" is running a turn; merge once it ends',
+                reason=Reason.TURN_RUNNING,
+            )
+        work = functools.partial(
+            self.worktrees.merge, call, row, into=into, mode=mode, message=message
+        )
+        merged, result = await self._git(work)
+        if merged is not row:
+            await self._offload(self._save_worktree, merged)
+        return result
+
+    async def pull_request(
+        self,
+        call: CallInfo,
+        session_id: str,
+        *,
+        into: str | None = None,
+        title: str | None = None,
+        body: str | None = None,
+        draft: bool = False,
+        remote: str = "origin",
+    ) -> dict[str, Any]:
+        """Push the session's branch and open its pull request with ``gh``; the session
+        records it (``pull_request``)."""
+        state, row = self._worktree_of(call, session_id)
+        target = into or row.base_ref
+        if target is None:
+            raise ToolInvalidInput.for_field(
+                call.tool_id, "into", "is required: the worktree came from a detached HEAD"
+            )
+        ask = PullRequestAsk(
+            branch=row.branch,
+            base=target,
+            title=title or state.name or f"Work of session {session_id}",
+            body=body or f"Opened by compozy from session {session_id} (branch {row.branch}).",
+            draft=draft,
+            remote=remote,
+        )
+        opened, created = await self._git(self.worktrees.pull_request, call, row, ask)
+
+        def change(_: StoreWriter, __: SessionRow, changed: SessionState) -> bool:
+            changed.pull_request = PullRequest(**opened)
+            return True
+
+        await self._offload(self.ledger.mutate, call, session_id, change)
+        return {
+            "session_id": session_id,
+            "branch": row.branch,
+            "into": target,
+            "remote": remote,
+            "created": created,
+            "pull_request": opened,
+        }
+
+    async def list_worktrees(
+        self,
+        call: CallInfo,
+        *,
+        workspace_id: str | None = None,
+        session_id: str | None = None,
+        include_removed: bool = False,
+        limit: int = 200,
+    ) -> list[dict[str, Any]]:
+        """Worktrees, newest first (a managed session: its own and its descendants')."""
+        sessions: list[str] | None = None
+        if call.scope.session_id is not None:
+            sessions = self.lineage_below(call.scope.session_id)
+        if session_id is not None:
+            sessions = [session_id] if sessions is None or session_id in sessions else []
+        query = WorktreeQuery(
+            workspace_id=workspace_id,
+            session_ids=sessions,
+            states=None if include_removed else ("active", "missing"),
+            limit=limit,
+        )
+        with self.ledger.store.read() as reader:
+            rows = reader.worktrees(query)
+        return [self.worktrees.record(row) for row in rows]
+
+    async def inspect_worktree(self, call: CallInfo, worktree_id: str) -> dict[str, Any]:
+        """One worktree, with what git says of it now (``head``, ``dirty`` files)."""
+        with self.ledger.store.read() as reader:
+            row = self.worktrees.row(reader, call, worktree_id)
+        return await self._git(functools.partial(self.worktrees.record, row, live=True))
+
+    async def create_worktree(
+        self,
+        call: CallInfo,
+        session_id: str,
+        *,
+        branch: str | None = None,
+        base: str | None = None,
+    ) -> dict[str, Any]:
+        """Give a session without one a worktree: its own branch checked out again when it
+        had one (a worktree removed, a session unarchived), else a new branch from ``base``.
+        Its agent must not be running (it would keep working in the old directory)."""
+        with self.ledger.store.read() as reader:
+            _, state = self.ledger.load(reader, call, session_id, read_only=True)
+            current = reader.worktree(state.worktree_id) if state.worktree_id else None
+            workspace = reader.workspace(state.workspace_id)
+        require_open(call, state)
+        if current is not None and current.state == "active":
+            raise ToolConflict(
+                call.tool_id,
+                f'session "{session_id}" has worktree "{current.id}" already ({current.path})',
+                reason=Reason.WORKTREE_EXISTS,
+            )
+        if state.runtime.status not in ("unbound", "failed"):
+            raise ToolConflict(
+                call.tool_id,
+                f'session "{session_id}" has an agent running; clear its runtime '
+                "(compozy__session_runtime_clear) before giving it a worktree",
+                reason=Reason.RUNTIME_BOUND,
+            )
+        if workspace is None:
+            raise ResourceNotFound(call.tool_id, "workspace", state.workspace_id)
+        again = branch is None and state.branch is not None
+        plan = functools.partial(
+            self.worktrees.plan,
+            call,
+            workspace,
+            session_id,
+            name=state.name,
+            branch=state.branch if again else branch,
+            base=base,
+            reuse_branch=again,
+        )
+        planned = await self._git(plan)
+        if again and current is not None and current.branch == planned.branch:
+            # the same branch checked out again: its diff keeps the base it had, and the
+            # board what was merged of it
+            planned = replace(
+                planned,
+                base_ref=current.base_ref,
+                base_commit=current.base_commit,
+                merged_into=current.merged_into,
+                merge_commit=current.merge_commit,
+                merged_at=current.merged_at,
+            )
+
+        def change(writer: StoreWriter, _: SessionRow, changed: SessionState) -> bool:
+            self.ledger.attach_worktree(writer, call, changed, planned)
+            return True
+
+        try:
+            await self._offload(self.ledger.mutate, call, session_id, change)
+        except BaseException:
+            await self._discard_worktree(planned)
+            raise
+        return self.worktrees.record(planned)
+
+    async def remove_worktree(
+        self, call: CallInfo, worktree_id: str, *, force: bool = False
+    ) -> dict[str, Any]:
+        """Remove a worktree's directory; its branch stays. Uncommitted changes refuse it
+        (``worktree_dirty``) unless ``force``, which commits them to the branch first."""
+        with self.ledger.store.read() as reader:
+            row = self.worktrees.row(reader, call, worktree_id)
+            owner = reader.session(row.session_id)
+            state = self.ledger.read_state(owner) if owner is not None else None
+        if row.state == "removed":
+            return self.worktrees.record(row)
+        if state is not None and state.runtime.status not in ("unbound", "failed"):
+            raise ToolConflict(
+                call.tool_id,
+                f'the agent of session "{row.session_id}" works in worktree "{worktree_id}"; '
+                "clear its runtime (compozy__session_runtime_clear) or stop the session first",
+                reason=Reason.WORKTREE_IN_USE,
+            )
+        retire = functools.partial(self.worktrees.retire, call, row, refuse_dirty=not force)
+        removed, saved = await self._git(retire)
+        await self._offload(self._save_worktree, removed)
+        out = self.worktrees.record(removed)
+        if saved is not None:
+            out["work_in_progress_commit"] = saved
+        return out
+
+    async def turn_ended(self, session_id: str) -> None:
+        """After a turn: note what the session's worktree holds (the board shows a session
+        with changes to review). Never fails: a worktree git cannot read stays as it was."""
+        with self.ledger.store.read() as reader:
+            row = reader.session(session_id)
+            state = self.ledger.read_state(row) if row is not None else None
+            tree = reader.worktree(state.worktree_id) if state and state.worktree_id else None
+        if tree is None or tree.state != "active":
+            return
+        checked = await self._git(self.worktrees.changes, tree)
+        if checked is not tree:
+            await self._offload(self._save_worktree, checked)
+
+    async def _retire_worktrees(self, call: CallInfo, session_ids: list[str]) -> int:
+        """Remove the active worktrees of these sessions, committing what is uncommitted."""
+        with self.ledger.store.read() as reader:
+            rows = reader.worktrees(WorktreeQuery(session_ids=session_ids))
+        for row in rows:
+            removed, _ = await self._git(
+                functools.partial(self.worktrees.retire, call, row, refuse_dirty=False)
+            )
+            await self._offload(self._save_worktree, removed)
+        return len(rows)
+
+    async def recover_worktrees(self) -> int:
+        """At start: active worktrees whose directory vanished are marked ``missing`` (and
+        pruned from git); returns how many."""
+        with self.ledger.store.read() as reader:
+            rows = reader.worktrees(WorktreeQuery(limit=100_000))
+        gone = await self._git(self.worktrees.check_present, rows)
+        for row in gone:
+            await self._offload(self._save_worktree, row)
+        return len(gone)
 
     async def archive(self, call: CallInfo, session_id: str) -> Record:
+        """Archive a session: its agent ends, and its worktree's directory goes (what was not
+        committed is committed to its branch first; the branch stays)."""
         record = await self._offload(self.lifecycle.archive, call, session_id)
         await self.driver.reconcile()
+        if await self._retire_worktrees(call, [session_id]):
+            record = await self.status(call, session_id)
         return record
 
     async def unarchive(self, call: CallInfo, session_id: str) -> Record:
@@ -270,6 +624,10 @@ class Sessions:
     async def delete(self, call: CallInfo, session_id: str) -> dict[str, Any]:
         """Delete an archived session and its descendants: ``{"session_id", "sessions",
         "transcript_turns", "artifacts"}`` (what was deleted)."""
+        with self.ledger.store.read() as reader:
+            _, state = self.ledger.load(reader, call, session_id, read_only=True)
+            subtree = reader.subtree(session_id) if state.archived_at is not None else []
+        await self._retire_worktrees(call, subtree)
         ids, counts = await self._offload(self.lifecycle.delete, call, session_id)
         for ident in ids:
             self.access.forget(ident)
@@ -323,10 +681,29 @@ class Sessions:
         at_turn: int | None = None,
         name: str | None = None,
     ) -> Record:
+        with self.ledger.store.read() as reader:
+            _, source = self.ledger.load(reader, call, session_id, read_only=True)
+            tree = reader.worktree(source.worktree_id) if source.worktree_id else None
+        fork_id = new_id("sess")
+        planned = None
+        if tree is not None:
+            named = name or (f"{source.name} (fork)" if source.name else None)
+            planned = await self._git(self.worktrees.plan_fork, call, tree, fork_id, named)
         work = functools.partial(
-            self.spawner.fork, call, session_id, fences=fences, at_turn=at_turn, name=name
+            self.spawner.fork,
+            call,
+            session_id,
+            fences=fences,
+            at_turn=at_turn,
+            name=name,
+            fork_id=fork_id,
+            worktree=planned,
         )
-        return await self._write(work)
+        try:
+            return await self._write(work)
+        except BaseException:
+            await self._discard_worktree(planned)
+            raise
 
     async def spawn(
         self,
@@ -343,7 +720,30 @@ class Sessions:
         selection = self._selection(call, workspace_id, provider, model, reasoning_effort)
         if selection is not None:
             request = replace(request, selection=selection)
-        return await self._offload(self.spawner.spawn, call, request)
+        parent = request.parent_session_id or call.scope.session_id
+        if not request.worktree or self._spawned_already(parent, request.idempotency_key):
+            return await self._offload(self.spawner.spawn, call, request)
+        ident = new_id("sess")
+        planned = await self._plan_worktree(
+            call,
+            self._session_workspace(parent),
+            ident,
+            name=request.name,
+            branch=request.branch,
+            base=request.base,
+        )
+        try:
+            result = await self._offload(
+                self.spawner.spawn,
+                call,
+                replace(request, session_id=ident, planned_worktree=planned),
+            )
+        except BaseException:
+            await self._discard_worktree(planned)
+            raise
+        if result["session_id"] != ident:  # an idempotent retry: the first child came back
+            await self._discard_worktree(planned)
+        return result
 
     # --- workspaces and profiles -----------------------------------------------------------
 

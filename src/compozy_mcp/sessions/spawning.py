@@ -34,6 +34,7 @@ from compozy_mcp.sessions.model import (
 )
 from compozy_mcp.sessions.policy import narrow
 from compozy_mcp.store.base import StoreWriter, TranscriptTurn
+from compozy_mcp.store.worktrees import WorktreeRow
 
 
 def request_digest(arguments: dict[str, Any]) -> str:
@@ -54,6 +55,8 @@ class SpawnRequest:
     prompt: str | None = None
     worktree: bool = False
     branch: str | None = None
+    #: the commit or branch a worktree starts from (default: the workspace's HEAD)
+    base: str | None = None
     tools: Sequence[str] | None = None
     skills: Sequence[str] | None = None
     mcp_servers: Sequence[str] | None = None
@@ -67,6 +70,8 @@ class SpawnRequest:
     #: creates with ``session_create`` is its child too: see :meth:`Spawner.create_child`)
     session_id: str | None = None
     session_type: Literal["user", "subagent", "automation"] = "subagent"
+    #: the worktree made for the child beforehand (``worktree`` asked for one)
+    planned_worktree: WorktreeRow | None = None
 
 
 def forked_turn(turn: TranscriptTurn, session_id: str) -> TranscriptTurn:
@@ -95,7 +100,11 @@ class Spawner:
         fences: Fences,
         at_turn: int | None = None,
         name: str | None = None,
+        fork_id: str | None = None,
+        worktree: WorktreeRow | None = None,
     ) -> Record:
+        """Fork ``session_id`` into a new session (``fork_id`` when given), with the
+        ``worktree`` made for it beforehand from the source's, if any."""
         now = self._ledger.now()
         with self._ledger.store.write() as writer:
             self._ledger.stop_expired(writer)
@@ -114,7 +123,7 @@ class Spawner:
                     f"cannot fork at turn {keep}",
                     reason=Reason.TURN_OUT_OF_RANGE,
                 )
-            ident = new_id("sess")
+            ident = fork_id or new_id("sess")
             lineage = source.lineage.model_copy(
                 update={
                     "kind": "fork",
@@ -141,6 +150,8 @@ class Spawner:
             if source.runtime.selected is not None:
                 fork.runtime.selected = source.runtime.selected
                 fork.runtime.selection_revision = 1
+            if worktree is not None:
+                self._ledger.attach_worktree(writer, call, fork, worktree)
             writer.insert_session(session_row(fork))
             writer.append_turns(
                 [forked_turn(t, ident) for t in writer.transcript(source.id) if t.turn <= keep]
@@ -271,9 +282,8 @@ class Spawner:
             child.runtime.selected = chosen
             child.runtime.selection_revision = 1
         receipt: dict[str, Any] = {}
-        if request.worktree:
-            child.worktree_id = new_id("wt")
-            child.branch = request.branch or f"compozy/{ident}"
+        if request.planned_worktree is not None:
+            self._ledger.attach_worktree(writer, call, child, request.planned_worktree)
             receipt["worktree"] = {"worktree_id": child.worktree_id, "branch": child.branch}
         turns: list[TranscriptTurn] = []
         if request.prompt is not None:

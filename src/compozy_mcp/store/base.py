@@ -15,6 +15,7 @@ from typing import Any
 
 from compozy_mcp import jsonutil
 from compozy_mcp.store.loops import LoopReader, LoopWriter
+from compozy_mcp.store.worktrees import WorktreeReader, WorktreeWriter
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,7 +252,7 @@ class StaleWrite(Exception):
     """A compare-and-swap lost: the row changed since it was read."""
 
 
-class StoreReader(LoopReader):
+class StoreReader(LoopReader, WorktreeReader):
     @abstractmethod
     def workspace(self, workspace_id: str) -> WorkspaceRow | None: ...
 
@@ -354,7 +355,7 @@ class StoreReader(LoopReader):
 HOOK_RUNS_KEPT = 10_000
 
 
-class StoreWriter(StoreReader, LoopWriter):
+class StoreWriter(StoreReader, LoopWriter, WorktreeWriter):
     @abstractmethod
     def insert_workspace(self, row: WorkspaceRow) -> None: ...
 

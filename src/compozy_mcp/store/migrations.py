@@ -215,6 +215,38 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX loop_runs_by_status ON loop_runs(status);
         """,
     ),
+    Migration(
+        7,
+        "worktrees: the git worktree each session works in",
+        """
+        CREATE TABLE worktrees (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            workspace_id TEXT NOT NULL,
+            path TEXT NOT NULL,
+            repository TEXT NOT NULL,
+            prefix TEXT NOT NULL,
+            branch TEXT NOT NULL,
+            base_ref TEXT,
+            base_commit TEXT NOT NULL,
+            state TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            removed_at TEXT,
+            changed_files INTEGER,
+            lines_added INTEGER,
+            lines_removed INTEGER,
+            changes_checked_at TEXT,
+            merged_into TEXT,
+            merge_commit TEXT,
+            merged_at TEXT
+        );
+        CREATE UNIQUE INDEX worktrees_one_per_session ON worktrees(session_id)
+            WHERE state = 'active';
+        CREATE UNIQUE INDEX worktrees_one_per_path ON worktrees(path) WHERE state = 'active';
+        CREATE INDEX worktrees_by_workspace ON worktrees(workspace_id, created_at);
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -56,6 +56,7 @@ from compozy_mcp.store.base import (
 )
 from compozy_mcp.store.migrations import LATEST_VERSION, MIGRATIONS
 from compozy_mcp.store.sqlite_loops import SQLiteLoopReader, SQLiteLoopWriter
+from compozy_mcp.store.sqlite_worktrees import SQLiteWorktreeReader, SQLiteWorktreeWriter
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ def _session(row: sqlite3.Row) -> SessionRow:
     )
 
 
-class _SQLiteReader(SQLiteLoopReader, StoreReader):
+class _SQLiteReader(SQLiteLoopReader, SQLiteWorktreeReader, StoreReader):
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
@@ -406,7 +407,7 @@ class _SQLiteReader(SQLiteLoopReader, StoreReader):
         return found
 
 
-class _SQLiteWriter(SQLiteLoopWriter, _SQLiteReader, StoreWriter):
+class _SQLiteWriter(SQLiteLoopWriter, SQLiteWorktreeWriter, _SQLiteReader, StoreWriter):
     def insert_workspace(self, row: WorkspaceRow) -> None:
         self._conn.execute(
             "INSERT INTO workspaces (id, name, path, created_at) VALUES (?, ?, ?, ?)",
@@ -526,6 +527,8 @@ class _SQLiteWriter(SQLiteLoopWriter, _SQLiteReader, StoreWriter):
             # are the workspace's and the agent's, not one session's)
             self._conn.execute(f"DELETE FROM approval_tokens WHERE session_id IN ({marks})", part)
             self._conn.execute(f"DELETE FROM approval_modes WHERE session_id IN ({marks})", part)
+            # a worktree's directory is removed before (its branch stays in the repository)
+            self._conn.execute(f"DELETE FROM worktrees WHERE session_id IN ({marks})", part)
             orphans = [
                 row["uri"]
                 for row in self._conn.execute(

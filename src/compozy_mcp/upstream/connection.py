@@ -23,7 +23,6 @@ import anyio.to_thread
 import httpx2
 from mcp import types
 from mcp.client import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
@@ -34,8 +33,10 @@ from pydantic import ValidationError
 from compozy_mcp.errors import CompozyError, ConfigError
 from compozy_mcp.reasons import Reason
 from compozy_mcp.upstream import extensions
+from compozy_mcp.upstream.asking import NO_CAPABILITY, Askers, Declared
 from compozy_mcp.upstream.config import ServerDefinition, Transport
 from compozy_mcp.upstream.http import UNREACHABLE, AnsweringTransport
+from compozy_mcp.upstream.stdio import stdio_server
 
 log = logging.getLogger(__name__)
 
@@ -133,10 +134,13 @@ async def connect(
     home: Path,
     env: Mapping[str, str],
     cwd: Path | None = None,
+    askers: Askers | None = None,
+    declared: Declared = NO_CAPABILITY,
 ) -> AsyncIterator[Connection]:
     """Start or reach ``definition``'s server and hold an initialized session with it. Leaving
-    ends the session; a stdio server's whole process tree is stopped (the SDK closes its stdin,
-    then terminates and kills it, every wait bounded)."""
+    ends the session; a stdio server's whole process group is stopped promptly
+    (:mod:`.stdio`). The client declares the capabilities of ``declared``; ``askers``
+    answers what the server asks (:mod:`.asking`)."""
     definition = definition.expanded(env)
     holder: list[Connection] = []
 
@@ -145,17 +149,25 @@ async def connect(
             holder[0].notice(message)
 
     options: dict[str, Any] = {"mode": "legacy", "cache": None, "message_handler": on_message}
+    if askers is not None:
+        # the SDK declares a capability when its callback is given
+        if declared.sampling:
+            options["sampling_callback"] = askers.sampling
+        if declared.elicitation:
+            options["elicitation_callback"] = askers.elicitation
+        if declared.roots:
+            options["list_roots_callback"] = askers.list_roots
     async with contextlib.AsyncExitStack() as stack:
         if definition.transport is Transport.STDIO:
             errlog = await anyio.to_thread.run_sync(_log_file, home, definition.name)
             stack.callback(errlog.close)
-            params = StdioServerParameters(
-                command=definition.command or "",
-                args=list(definition.args),
-                env=dict(definition.env) or None,
+            target: Any = stdio_server(
+                definition.command or "",
+                definition.args,
+                env=definition.env,
                 cwd=cwd,
+                errlog=errlog,
             )
-            target: Any = stdio_client(params, errlog=errlog)
         elif definition.transport is Transport.HTTP:
             url = definition.url or ""
             timeouts = definition.timeouts

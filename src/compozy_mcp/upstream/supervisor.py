@@ -34,9 +34,10 @@ from mcp import types
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from compozy_mcp.errors import McpServerUnavailable, ToolBackendFailed
+from compozy_mcp.errors import McpServerUnavailable, ToolBackendFailed, ToolNotFound
 from compozy_mcp.info.external import ExternalTool
 from compozy_mcp.reasons import Reason
+from compozy_mcp.upstream.asking import EVERY_CAPABILITY, NO_CAPABILITY, Asker, Askers, Declared
 from compozy_mcp.upstream.config import SEPARATOR, Scope, ServerDefinition
 from compozy_mcp.upstream.connection import Connection, Progress, connect, describe_failure
 from compozy_mcp.upstream.http import UNREACHABLE
@@ -69,6 +70,18 @@ def external_tool(server: str, tool: types.Tool) -> ExternalTool:
     )
 
 
+def carried(tool: types.Tool) -> types.Tool | None:
+    """``tool`` as compozy can serve it: MCP tasks are not carried, so a tool that may run as
+    a task (``taskSupport: optional``) is advertised as one that does not, and one that must
+    (``required``) is not served at all (``None``)."""
+    support = tool.execution.task_support if tool.execution is not None else None
+    if support == "required":
+        return None
+    if support == "optional":
+        return tool.model_copy(update={"execution": types.ToolExecution(task_support="forbidden")})
+    return tool
+
+
 class Upstream:
     """One server, kept connected."""
 
@@ -80,6 +93,7 @@ class Upstream:
         env: dict[str, str],
         cwd: Path | None,
         changed: Callable[[bool], None],
+        roots: Sequence[Path] = (),
     ) -> None:
         self.definition = definition
         self.name = definition.name
@@ -87,12 +101,19 @@ class Upstream:
         self._env = env
         self._cwd = cwd
         self._changed = changed
+        #: the calls waiting on the server, and the answers to what it asks them
+        self.askers = Askers(definition.name, roots)
+        #: the client capabilities declared to it; ``None`` until they are known
+        self.declared: Declared | None = None
+        self.declared_known = anyio.Event()
         self.state = State.STARTING
         self.since = _now()
         self.last_error: str | None = None
         self.restarts = 0
-        #: the server's own tools, as it listed them
+        #: the server's own tools, as compozy serves them (:func:`carried`)
         self.tools: tuple[types.Tool, ...] = ()
+        #: tools it listed that need MCP tasks, which compozy does not carry
+        self.needs_tasks: frozenset[str] = frozenset()
         self._connection: Connection | None = None
         self._retry_at: float | None = None
         #: set once the first attempt has ended, either way
@@ -102,9 +123,13 @@ class Upstream:
         if state is not self.state:
             self.since = _now()
         self.state = state
-        tools_changed = tools is not None and tuple(tools) != self.tools
+        served = None
         if tools is not None:
-            self.tools = tuple(tools)
+            served = tuple(found for found in map(carried, tools) if found is not None)
+            self.needs_tasks = frozenset(t.name for t in tools if carried(t) is None)
+        tools_changed = served is not None and served != self.tools
+        if served is not None:
+            self.tools = served
         self._changed(tools_changed)
 
     def status(self) -> ServerStatus:
@@ -123,8 +148,15 @@ class Upstream:
 
     # --- the loop ------------------------------------------------------------------------
 
+    def declare(self, declared: Declared) -> None:
+        if self.declared is None:
+            self.declared = declared
+            self.declared_known.set()
+
     async def run(self) -> None:
-        """Keep the server connected until cancelled."""
+        """Keep the server connected until cancelled (from once the capabilities to declare
+        are known)."""
+        await self.declared_known.wait()
         restart = self.definition.restart
         delay = restart.initial_delay
         while True:
@@ -150,7 +182,12 @@ class Upstream:
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + timeouts.startup) as startup:
                 async with connect(
-                    self.definition, home=self._home, env=self._env, cwd=self._cwd
+                    self.definition,
+                    home=self._home,
+                    env=self._env,
+                    cwd=self._cwd,
+                    askers=self.askers,
+                    declared=self.declared or NO_CAPABILITY,
                 ) as connection:
                     tools = await connection.list_tools()
                     startup.deadline = math.inf
@@ -211,16 +248,29 @@ class Upstream:
         *,
         progress: Progress | None = None,
         meta: dict[str, Any] | None = None,
+        asker: Asker | None = None,
     ) -> types.CallToolResult:
-        """Forward a call; the result (``isError`` included) and the server's own JSON-RPC
-        errors come back as sent. Raises :class:`McpServerUnavailable` when the server is not
+        """Forward a call, ``asker`` waiting on it (what the server asks meanwhile goes to it:
+        :mod:`.asking`); the result (``isError`` included) and the server's own JSON-RPC
+        errors come back as sent. Raises :class:`ToolNotFound` (naming ``tool_id``) for a tool
+        the server did not list, :class:`McpServerUnavailable` when the server is not
         connected, does not answer within ``timeouts.call`` or goes away mid-call."""
         connection = self._connection
         if connection is None or self.state is not State.READY:
             raise self._not_connected(tool_id)
+        if name in self.needs_tasks:
+            raise ToolBackendFailed(
+                tool_id,
+                f'tool "{tool_id}" must run as an MCP task (taskSupport "required"), which '
+                "compozy does not carry",
+                reason=Reason.MCP_TASKS_UNSUPPORTED,
+            )
+        if not any(tool.name == name for tool in self.tools):
+            # the caller hears of the name it used (<server>__<tool>), not of the server's own
+            raise ToolNotFound(tool_id)
         limit = self.definition.timeouts.call
         try:
-            with anyio.fail_after(limit):
+            with anyio.fail_after(limit), self.askers.waiting(asker):
                 return await connection.call(name, arguments, progress=progress, meta=meta)
         except TimeoutError:
             connection.wake.set()  # a server that hangs on a call may hang on everything
@@ -261,7 +311,10 @@ class Upstreams:
         kind: str = "proxy",
         publish_status: bool = True,
         withheld: Iterable[str] = (),
+        declared: Declared | None = EVERY_CAPABILITY,
     ) -> None:
+        """``declared``: the client capabilities declared to every server; ``None`` when they
+        are those of the one client still to come (:meth:`declare`; the servers start then)."""
         self.home = home
         #: servers defined but not connected here, because the caller's policy does not allow
         #: them: a call to one is refused as any call the policy does not allow
@@ -274,12 +327,16 @@ class Upstreams:
         self._dirty: anyio.Event | None = None
         self._tools_changed = False
         self._cache: tuple[int, tuple[ExternalTool, ...]] | None = None
+        #: when waiting for the servers' first attempts stops (set by :meth:`running`)
+        self._settle_deadline: float | None = None
         self.servers: dict[str, Upstream] = {}
+        roots = (workspace,) if workspace is not None else ()
         for definition in sorted(definitions, key=lambda d: d.name):
             cwd = workspace if definition.scope is Scope.WORKSPACE else None
             self.servers[definition.name] = Upstream(
-                definition, home=home, env=env, cwd=cwd, changed=self._on_change
+                definition, home=home, env=env, cwd=cwd, changed=self._on_change, roots=roots
             )
+        self._declared = declared
 
     def __bool__(self) -> bool:
         return bool(self.servers)
@@ -315,7 +372,7 @@ class Upstreams:
 
     def route(self, tool_id: str) -> tuple[Upstream, str] | None:
         """The server a ``<server>__<tool>`` name belongs to, and the server's own name for it
-        (whether or not the tool exists: the server answers that)."""
+        (whether or not the tool exists: :meth:`Upstream.call` says)."""
         server, found, name = tool_id.partition(SEPARATOR)
         upstream = self.servers.get(server) if found and name else None
         return (upstream, name) if upstream is not None else None
@@ -376,12 +433,45 @@ class Upstreams:
         except OSError as exc:
             log.warning("cannot record MCP server states (%s)", exc.strerror or type(exc).__name__)
 
+    def declare(self, declared: Declared) -> None:
+        """The capabilities to declare, once known (the first request of the one client): the
+        servers start now. Later calls change nothing."""
+        if self._declared is not None:
+            return
+        self._declared = declared
+        self._start_settling()
+        for server in self.servers.values():
+            server.declare(declared)
+
+    def _start_settling(self) -> None:
+        if self.servers:
+            longest = max(s.definition.timeouts.startup for s in self.servers.values())
+            self._settle_deadline = anyio.current_time() + min(longest, SETTLE_SECONDS)
+
+    async def settled(self) -> None:
+        """Wait until each server's first attempt has ended, at most until ``SETTLE_SECONDS``
+        (or the longest start-up timeout) after :meth:`running` began; at once after that. A
+        listing read after this has the servers that start."""
+        if self._settle_deadline is None:
+            return
+        remaining = self._settle_deadline - anyio.current_time()
+        if remaining > 0:
+            with anyio.move_on_after(remaining):
+                for server in self.servers.values():
+                    await server.settled.wait()
+        if all(server.settled.is_set() for server in self.servers.values()) or remaining <= 0:
+            self._settle_deadline = None  # nobody waits again
+
     @contextlib.asynccontextmanager
     async def running(self, *, settle: bool = True) -> AsyncIterator[Upstreams]:
-        """Connect every server for as long as the block runs; with ``settle``, wait (at most
-        ``SETTLE_SECONDS``) until each first attempt has ended, so that the first listing a
-        client reads already has the servers that start."""
+        """Connect every server for as long as the block runs; with ``settle``, wait here for
+        :meth:`settled` (a server that serves listings calls it instead: it reads its client's
+        requests meanwhile, so that a client that goes away is noticed at once)."""
         self._dirty = anyio.Event()
+        if self._declared is not None:
+            self._start_settling()
+            for server in self.servers.values():
+                server.declare(self._declared)
         if self._publish:
             await anyio.to_thread.run_sync(self._board.sweep)
         try:
@@ -389,11 +479,8 @@ class Upstreams:
                 for server in self.servers.values():
                     tasks.start_soon(server.run, name=f"mcp-server-{server.name}")
                 tasks.start_soon(self._announce, name="mcp-server-announcements")
-                if settle and self.servers:
-                    longest = max(s.definition.timeouts.startup for s in self.servers.values())
-                    with anyio.move_on_after(min(longest, SETTLE_SECONDS)):
-                        for server in self.servers.values():
-                            await server.settled.wait()
+                if settle:
+                    await self.settled()
                 try:
                     yield self
                 finally:

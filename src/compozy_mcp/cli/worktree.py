@@ -1,0 +1,132 @@
+"""``compozy worktree list | inspect | create | remove``: the git worktrees sessions work in
+(the ``compozy__worktree_*`` tools' complete records, in-process or against a daemon)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from compozy_mcp.cli.context import Context
+from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.output import Column, Style, emit, state_colour, table
+from compozy_mcp.cli.reporting import EXIT_OK
+
+WORKTREE_TABLE = (
+    Column.key("ID", "worktree_id"),
+    Column.key("SESSION", "session_id"),
+    Column.key("STATE", "state", colour=state_colour),
+    Column.key("BRANCH", "branch", flex=True),
+    Column.key("DIRECTORY", "directory", flex=True),
+)
+
+
+def _lines(tree: dict[str, Any]) -> list[str]:
+    base = tree["base"]
+    lines = [
+        f"{tree['worktree_id']}  {tree['state']}  session {tree['session_id']}",
+        f"  branch:     {tree['branch']}",
+        f"  base:       {base.get('ref', '-')} {base['commit'][:12]}",
+        f"  directory:  {tree['directory']}",
+    ]
+    if "head" in tree:
+        lines.append(f"  head:       {str(tree['head'])[:12]}")
+    if tree.get("dirty"):
+        lines.append(f"  uncommitted: {len(tree['dirty'])} file(s): {', '.join(tree['dirty'][:8])}")
+    changes = tree.get("changes")
+    if changes:
+        lines.append(
+            f"  changes:    {changes['files']} file(s) +{changes['added']} -{changes['removed']} "
+            f"(at {changes['checked_at']})"
+        )
+    merged = tree.get("merged")
+    if merged:
+        lines.append(f"  merged:     into {merged['into']} at {merged['at']}")
+    if tree.get("work_in_progress_commit"):
+        lines.append(
+            f"  committed:  uncommitted work as {tree['work_in_progress_commit'][:12]} "
+            f"on {tree['branch']}"
+        )
+    return lines
+
+
+def _print(args: argparse.Namespace, context: Context, payload: dict[str, Any]) -> int:
+    emit(args, payload, lambda _style: "\n".join(_lines(payload["worktree"])), env=context.env)
+    return EXIT_OK
+
+
+def list_worktrees(args: argparse.Namespace, context: Context) -> int:
+    filters: dict[str, Any] = {"workspace_id": args.workspace, "session_id": args.session}
+    filters = {name: value for name, value in filters.items() if value is not None}
+    if args.all:
+        filters["include_removed"] = True
+    page = context.call(lambda host: host.list_worktrees(filters))
+
+    def readable(style: Style) -> str:
+        rows = page["worktrees"]
+        return table(WORKTREE_TABLE, rows, style) if rows else "no worktrees"
+
+    emit(args, page, readable, env=context.env)
+    return EXIT_OK
+
+
+def inspect(args: argparse.Namespace, context: Context) -> int:
+    return _print(args, context, context.call(lambda host: host.worktree_info(args.worktree_id)))
+
+
+def create(args: argparse.Namespace, context: Context) -> int:
+    fields = {"session_id": args.session, "branch": args.branch, "base": args.base}
+    fields = {name: value for name, value in fields.items() if value is not None}
+    return _print(args, context, context.call(lambda host: host.create_worktree(fields)))
+
+
+def remove(args: argparse.Namespace, context: Context) -> int:
+    payload = context.call(lambda host: host.remove_worktree(args.worktree_id, force=args.force))
+    return _print(args, context, payload)
+
+
+COMMANDS: dict[str, Command] = {
+    "list": list_worktrees,
+    "inspect": inspect,
+    "create": create,
+    "remove": remove,
+}
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    worktree = commands.add_parser(
+        "worktree", help="the git worktrees sessions work in: list, inspect, create, remove"
+    )
+    sub = worktree.add_subparsers(dest="worktree_command", metavar="SUBCOMMAND", required=True)
+
+    cmd = sub.add_parser("list", help="list worktrees, newest first")
+    cmd.add_argument("--workspace", metavar="ID", help="only this workspace's worktrees")
+    cmd.add_argument("--session", metavar="ID", help="only this session's worktrees")
+    cmd.add_argument("--all", action="store_true", help="removed worktrees too")
+    output_options(cmd)
+
+    cmd = sub.add_parser("inspect", help="show one worktree, with its uncommitted files")
+    cmd.add_argument("worktree_id", metavar="ID", help="the worktree (wt-...)")
+    output_options(cmd)
+
+    cmd = sub.add_parser("create", help="give a session without one a worktree of its own")
+    cmd.add_argument("--session", required=True, metavar="ID", help="the session")
+    cmd.add_argument(
+        "--branch", help="the new branch (default: the session's branch, else compozy/<name>)"
+    )
+    cmd.add_argument("--base", metavar="REF", help="the commit or branch to start from")
+    output_options(cmd)
+
+    cmd = sub.add_parser(
+        "remove", help="remove a worktree's directory (its branch stays; nothing is lost)"
+    )
+    cmd.add_argument("worktree_id", metavar="ID", help="the worktree (wt-...)")
+    cmd.add_argument(
+        "--force",
+        action="store_true",
+        help="commit uncommitted changes to its branch, then remove it",
+    )
+    output_options(cmd)
+
+
+def run(args: argparse.Namespace, context: Context) -> int:
+    return COMMANDS[args.worktree_command](args, context)
