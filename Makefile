@@ -6,6 +6,11 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: install run tour test lint typecheck unit tests node-deps soak bench clean
 
+# Python writes its bytecode caches here even where the environment says not to: without them
+# every test process, and every daemon, proxy and agent a test starts, compiles its modules
+# (and pytest rewrites every test module) again on each run.
+unexport PYTHONDONTWRITEBYTECODE
+
 $(STAMP): pyproject.toml
 	@echo "install: creating $(VENV) and installing compozy-mcp with its dev tools from PyPI"
 	@echo "install: about 55 packages, 200 MB; a minute or so the first time (once only)"
