@@ -20,6 +20,7 @@ from compozy_mcp.hooks.admin import HookAdminService
 from compozy_mcp.hooks.registry import HookRegistry
 from compozy_mcp.hooks.runlog import RunLog
 from compozy_mcp.info.catalog import ToolCatalog
+from compozy_mcp.loops.limits import LoopLimits
 from compozy_mcp.loops.service import LoopService
 from compozy_mcp.native import ToolDefinition, build_registry
 from compozy_mcp.native.context import Services
@@ -116,7 +117,7 @@ def open_app(
         )
         for hook in hooks:
             engine.registry.add_code_hook(hook)
-        loops = LoopService(store, registry, sessions, clock, offload)
+        loops = LoopService(store, registry, sessions, clock, offload, LoopLimits.of(settings))
         services = Services(
             settings=settings,
             sessions=sessions,

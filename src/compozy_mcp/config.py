@@ -97,6 +97,26 @@ LIMITS: dict[str, Limit] = {
         "the longest line (one ACP message) an agent may write on stdout; a longer one fails "
         "the agent",
     ),
+    "loop_source_bytes": Limit(
+        "COMPOZY_LOOP_SOURCE_BYTES", 4 * 1024 * 1024, 1024, 64 * 1024 * 1024,
+        "the largest Loop document (YAML or JSON text) lint reads",
+    ),
+    "loop_source_values": Limit(
+        "COMPOZY_LOOP_SOURCE_VALUES", 200_000, 1_000, 10_000_000,
+        "the most values a Loop document may hold once its YAML aliases are expanded",
+    ),
+    "loop_max_nodes": Limit(
+        "COMPOZY_LOOP_MAX_NODES", 10_000, 1, 20_000,
+        "the most nodes (and, times four, edges) a Loop may have",
+    ),
+    "loop_node_output_bytes": Limit(
+        "COMPOZY_LOOP_NODE_OUTPUT_BYTES", 2 * 1024 * 1024, 1024, 64 * 1024 * 1024,
+        "the largest output (or rendered value) one Loop node may make, as JSON",
+    ),
+    "loop_run_bytes": Limit(
+        "COMPOZY_LOOP_RUN_BYTES", 16 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024,
+        "the most bytes of node outputs one Loop run may hold",
+    ),
 }  # fmt: skip
 
 
@@ -120,6 +140,11 @@ class Settings:
     permission_timeout_seconds: int = LIMITS["permission_timeout_seconds"].default
     agent_stop_grace_seconds: int = LIMITS["agent_stop_grace_seconds"].default
     agent_max_frame_bytes: int = LIMITS["agent_max_frame_bytes"].default
+    loop_source_bytes: int = LIMITS["loop_source_bytes"].default
+    loop_source_values: int = LIMITS["loop_source_values"].default
+    loop_max_nodes: int = LIMITS["loop_max_nodes"].default
+    loop_node_output_bytes: int = LIMITS["loop_node_output_bytes"].default
+    loop_run_bytes: int = LIMITS["loop_run_bytes"].default
     #: the permission mode of sessions that have none set (``COMPOZY_PERMISSION_MODE``):
     #: default, accept_edits, bypass or plan (docs/approvals.md)
     permission_mode: str = "default"

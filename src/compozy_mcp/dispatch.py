@@ -402,8 +402,19 @@ def _as_tool_error(tool_id: str, exc: Exception) -> ToolError:
     if isinstance(exc, ToolError):
         return exc
     if isinstance(exc, CompozyError):
+        # what the error reports beyond its code, reason and message (a limit's name, value
+        # and setting) stays with it, as details
+        extra = {
+            key: value
+            for key, value in exc.payload(redact=False).items()
+            if key not in ("code", "reason", "message")
+        }
         return ToolBackendFailed(
-            tool_id, f'tool "{tool_id}" failed: {exc.message}', reason=exc.reason, code=exc.code
+            tool_id,
+            f'tool "{tool_id}" failed: {exc.message}',
+            reason=exc.reason,
+            code=exc.code,
+            details=extra or None,
         )
     error_id = f"err-{secrets.token_hex(4)}"
     log.exception("tool %s failed unexpectedly (error id %s)", tool_id, error_id)

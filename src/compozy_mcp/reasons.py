@@ -59,6 +59,10 @@ class Reason(StrEnum):
     AGENT_NOT_FOUND = "agent_not_found"
     # --- limits -------------------------------------------------------------------------------
     FRAME_TOO_LARGE = "frame_too_large"
+    SOURCE_TOO_LARGE = "source_too_large"
+    LOOP_TOO_LARGE = "loop_too_large"
+    OUTPUT_TOO_LARGE = "output_too_large"
+    RUN_TOO_LARGE = "run_too_large"
     # --- worktrees and hand-off ---------------------------------------------------------------
     NOT_A_GIT_REPOSITORY = "not_a_git_repository"
     REPOSITORY_EMPTY = "repository_empty"

@@ -104,7 +104,7 @@ def test_sigterm_stops_a_proxy_relaying_a_daemon(home: Home, daemon: Daemon) -> 
     finally:
         if process.poll() is None:
             process.kill()
-            process.wait()
+        process.communicate()  # closes the pipes, whatever failed above
     assert out == b""
     assert b"Traceback" not in err
 

@@ -48,7 +48,7 @@ async def test_a_run_waiting_at_a_gate_is_answered_after_a_restart(
         assert run["status"] == "waiting"
         await first.loops.shutdown()
     with _open(settings, clock) as second:
-        assert await second.loops.recover() == {"resumed": [], "interrupted": []}
+        assert await second.loops.recover() == {"resumed": [], "interrupted": [], "failed": []}
         seen = await tool(second, "status", {"run_id": run["run_id"], "result_view": "full"})
         assert seen["run"]["status"] == "waiting"
         assert "supervision" in _node(seen["run"], "inspect")["output"]["session"]
@@ -85,7 +85,11 @@ async def test_a_run_cut_off_in_a_read_only_node_resumes(
         sid = await _session(first)
         run_id = await _left_running(first, text, "inspect", session_id=sid)
     with _open(settings, clock) as second:
-        assert await second.loops.recover() == {"resumed": [run_id], "interrupted": []}
+        assert await second.loops.recover() == {
+            "resumed": [run_id],
+            "interrupted": [],
+            "failed": [],
+        }
         await second.loops.settle(run_id, 30)
         run = (await tool(second, "status", {"run_id": run_id}))["run"]
         assert run["status"] == "succeeded"
@@ -105,7 +109,11 @@ async def test_a_run_cut_off_in_a_node_that_may_have_acted_is_interrupted(
         sid = await _session(first)
         run_id = await _left_running(first, text, "rename", session_id=sid)
     with _open(settings, clock) as second:
-        assert await second.loops.recover() == {"resumed": [], "interrupted": [run_id]}
+        assert await second.loops.recover() == {
+            "resumed": [],
+            "interrupted": [run_id],
+            "failed": [],
+        }
         run = (await tool(second, "status", {"run_id": run_id}))["run"]
         assert run["status"] == "interrupted"
         assert run["error"]["reason"] == "run_interrupted"
@@ -127,7 +135,7 @@ async def test_a_run_another_live_process_drives_is_left_alone(
             assert row is not None
             live = f"{os.getpid()}:other"
             writer.put_loop_run(replace(row, owner=live, doc={**row.doc, "owner": live}))
-        assert await first.loops.recover() == {"resumed": [], "interrupted": []}
+        assert await first.loops.recover() == {"resumed": [], "interrupted": [], "failed": []}
 
 
 async def test_node_states_are_saved_as_they_happen(app: App) -> None:

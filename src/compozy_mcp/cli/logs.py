@@ -9,6 +9,7 @@ import logging
 import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import TextIO
 
 from compozy_mcp import jsonutil
 
@@ -62,8 +63,34 @@ class JsonFormatter(logging.Formatter):
         return jsonutil.dumps_text(line)
 
 
+def _benign_socket_race(record: logging.LogRecord) -> bool:
+    """Whether ``record`` is asyncio reporting anyio's close-while-readable race on a Unix
+    socket: closing a stream wakes its pending read, and the selector wakes it a second time
+    in the same turn of the loop (``InvalidStateError`` in ``Future.set_result``). Nothing is
+    lost; it is logged at debug, never as an error a user reads on stderr."""
+    exc = record.exc_info[1] if record.exc_info else None
+    asyncio = sys.modules.get("asyncio")  # not imported here: most commands never load it
+    return (
+        asyncio is not None
+        and record.name == "asyncio"
+        and isinstance(exc, asyncio.InvalidStateError)
+        and record.getMessage().startswith("Exception in callback Future.set_result(")
+    )
+
+
+def _demote_benign(record: logging.LogRecord) -> bool:
+    if _benign_socket_race(record):
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger().isEnabledFor(logging.DEBUG)
+    return True
+
+
 class Handler(logging.StreamHandler):  # type: ignore[type-arg]
     """The CLI's one log handler: on whatever ``sys.stderr`` is when a record is written."""
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__(stream)
+        self.addFilter(_demote_benign)
 
     def emit(self, record: logging.LogRecord) -> None:
         self.stream = sys.stderr

@@ -221,11 +221,17 @@ def _string_end(text: str, start: int) -> int:
     raise TemplateSyntaxError("unterminated string literal", start)
 
 
+#: how deep parentheses may nest in one action: deeper is no template a person writes, and
+#: the parser and the renderer recurse once per level
+MAX_NESTING = 32
+
+
 class _Parser:
     def __init__(self, text: str, start: int, end: int) -> None:
         self.text = text
         self.at = start
         self.end = end
+        self.depth = 0
 
     def _skip(self) -> None:
         while self.at < self.end and self.text[self.at] in " \t\r\n":
@@ -297,8 +303,12 @@ class _Parser:
             value = raw[1:-1] if char == "`" else _go_string(raw, start)
             return Literal(value, start)
         if char == "(":
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise TemplateSyntaxError(f"parentheses nested more than {MAX_NESTING} deep", start)
             self.at += 1
             inner = self.pipeline()
+            self.depth -= 1
             if self._peek() != ")":
                 raise TemplateSyntaxError('unclosed "("', start)
             self.at += 1
@@ -410,14 +420,28 @@ def evaluate(operand: Operand, lookup: Lookup, piped: tuple[Any, ...] = ()) -> A
     return _call(operand.function, args)
 
 
-def render(template: Template, lookup: Lookup) -> Any:
-    """The template's value: a lone action keeps its value's type; otherwise text."""
+class RenderTooLarge(RenderError):
+    """The text a template renders grew past the budget it was given (``limit`` characters)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the rendered text would pass {limit} characters")
+        self.limit = limit
+
+
+def render(template: Template, lookup: Lookup, limit: int | None = None) -> Any:
+    """The template's value: a lone action keeps its value's type; otherwise text, of at most
+    ``limit`` characters (:class:`RenderTooLarge` as soon as it would be longer)."""
     single = template.single_action
     if single is not None:
         return evaluate(single.pipeline, lookup)
     out: list[str] = []
+    size = 0
     for part in template.parts:
-        out.append(part if isinstance(part, str) else _text(evaluate(part.pipeline, lookup)))
+        text = part if isinstance(part, str) else _text(evaluate(part.pipeline, lookup))
+        size += len(text)
+        if limit is not None and size > limit:
+            raise RenderTooLarge(limit)
+        out.append(text)
     return "".join(out)
 
 

@@ -20,6 +20,7 @@ from compozy_mcp.calls import CallScope
 from compozy_mcp.clock import Clock, timestamp
 from compozy_mcp.errors import CompozyError, ToolError
 from compozy_mcp.loops import contracts, refs, review
+from compozy_mcp.loops.limits import LoopLimits, exceeded, json_size_within
 from compozy_mcp.loops.lint import plan
 from compozy_mcp.loops.model import (
     BRANCH,
@@ -133,7 +134,9 @@ class Runner:
         caller: ToolCaller,
         save: Save,
         clock: Clock,
+        limits: LoopLimits | None = None,
     ) -> None:
+        self.limits = limits or LoopLimits()
         self.definition = definition
         self.doc = doc
         self.tools = tools
@@ -143,6 +146,8 @@ class Runner:
         self.order, self.bodies = plan(definition)
         self.scope = CallScope(session_id=doc.get("started_by"))
         self._templates: dict[str, refs.Template] = {}
+        #: the bytes of node outputs the run holds (a resumed run starts from what it has)
+        self.used = json_size_within(doc.get("nodes"), self.limits.run_bytes)
 
     # --- state --------------------------------------------------------------------------------
 
@@ -263,10 +268,8 @@ class Runner:
                     )
             await self.mark(node.id, WAITING)
             return
-        if node.kind == FAN_OUT:
-            output = await self.fan_out(node)
-        else:
-            output = await self.execute(node, frame)
+        output = await self.execute(node, frame)
+        self.hold(node, output)
         if not in_body:
             await self.mark(node.id, SUCCEEDED, output=output)
         else:
@@ -274,6 +277,8 @@ class Runner:
 
     async def execute(self, node: Node, frame: _Frame) -> Any:
         try:
+            if node.kind == FAN_OUT:
+                return await self.fan_out(node)
             if node.is_tool:
                 return await self.tool(node, frame)
             if node.kind == RUN_AGENT:
@@ -288,6 +293,8 @@ class Runner:
                 return self.collect(node)
         except (NodeFailed, asyncio.CancelledError):
             raise
+        except refs.RenderTooLarge as exc:
+            raise self._too_large(node) from exc
         except refs.RenderError as exc:
             raise NodeFailed(
                 failure(
@@ -302,6 +309,50 @@ class Runner:
             failure("loop_node_failed", str(Reason.LOOP_INVALID), f"unknown kind {node.kind}")
         )
 
+    # --- budgets ------------------------------------------------------------------------------
+
+    def hold(self, node: Node, output: Any) -> None:
+        """Count a node's output against the node's and the run's budgets before the run
+        keeps it: past either, the node fails with the limit and the run keeps nothing more."""
+        limits = self.limits
+        size = json_size_within(output, limits.node_output_bytes)
+        if size is None:
+            raise NodeFailed(
+                error_payload(
+                    exceeded(
+                        f'node "{node.id}" made an output too large to keep',
+                        "loop_node_output_bytes",
+                        limits.node_output_bytes,
+                        Reason.OUTPUT_TOO_LARGE,
+                    )
+                )
+            )
+        if self.used is None or self.used + size > limits.run_bytes:
+            raise NodeFailed(
+                error_payload(
+                    exceeded(
+                        f'the run cannot keep node "{node.id}"\'s output: its outputs would '
+                        "pass the run's budget",
+                        "loop_run_bytes",
+                        limits.run_bytes,
+                        Reason.RUN_TOO_LARGE,
+                    )
+                )
+            )
+        self.used += size
+
+    def _too_large(self, node: Node) -> NodeFailed:
+        return NodeFailed(
+            error_payload(
+                exceeded(
+                    f'node "{node.id}" renders a value too large to make',
+                    "loop_node_output_bytes",
+                    self.limits.node_output_bytes,
+                    Reason.OUTPUT_TOO_LARGE,
+                )
+            )
+        )
+
     # --- references ---------------------------------------------------------------------------
 
     def template(self, text: str) -> refs.Template:
@@ -311,14 +362,28 @@ class Runner:
         return parsed
 
     def render(self, value: Any, frame: _Frame) -> Any:
+        """``value`` with every template rendered; the whole of it within the node output
+        budget (:class:`refs.RenderTooLarge` as soon as it would pass it)."""
+        return self._render(value, frame, [self.limits.node_output_bytes])
+
+    def _render(self, value: Any, frame: _Frame, left: list[int]) -> Any:
         if isinstance(value, str):
             if not refs.has_action(value):
                 return value
-            return refs.render(self.template(value), lambda f: self.lookup(f, frame))
+
+            def lookup(found: refs.Field) -> Any:
+                return self.lookup(found, frame)
+
+            made = refs.render(self.template(value), lookup, left[0])
+            size = len(made) if isinstance(made, str) else json_size_within(made, left[0])
+            if size is None or size > left[0]:
+                raise refs.RenderTooLarge(self.limits.node_output_bytes)
+            left[0] -= size
+            return made
         if isinstance(value, dict):
-            return {key: self.render(item, frame) for key, item in value.items()}
+            return {key: self._render(item, frame, left) for key, item in value.items()}
         if isinstance(value, list):
-            return [self.render(item, frame) for item in value]
+            return [self._render(item, frame, left) for item in value]
         return value
 
     def lookup(self, found: refs.Field, frame: _Frame) -> Any:

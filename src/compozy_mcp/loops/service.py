@@ -17,6 +17,7 @@ and is answered whenever the operator answers it. No run is silently lost.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import secrets
@@ -28,6 +29,7 @@ from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import Clock, timestamp
 from compozy_mcp.cursors import decode_cursor, encode_cursor
 from compozy_mcp.errors import (
+    CompozyError,
     LoopInvalid,
     ResourceNotFound,
     ToolConflict,
@@ -36,6 +38,7 @@ from compozy_mcp.errors import (
 )
 from compozy_mcp.loops import contracts, superseded
 from compozy_mcp.loops.kinds import input_schema
+from compozy_mcp.loops.limits import LoopLimits
 from compozy_mcp.loops.lint import errors, lint
 from compozy_mcp.loops.model import Definition, LintItem
 from compozy_mcp.loops.records import loop_record, run_record
@@ -61,7 +64,7 @@ from compozy_mcp.native.registry import ToolRegistry
 from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.service import Sessions
 from compozy_mcp.store.base import StaleWrite, Store
-from compozy_mcp.store.loops import LoopRow, LoopRunQuery, LoopRunRow
+from compozy_mcp.store.loops import OVERSIZED, LoopRow, LoopRunQuery, LoopRunRow
 from compozy_mcp.validation import compile_validator, describe
 
 log = logging.getLogger(__name__)
@@ -95,7 +98,9 @@ class LoopService:
         sessions: Sessions,
         clock: Clock,
         offload: Offload,
+        limits: LoopLimits | None = None,
     ) -> None:
+        self._limits = limits or LoopLimits()
         self._store = store
         self._tools = tools
         self._sessions = sessions
@@ -119,7 +124,7 @@ class LoopService:
     def _source(self, call: CallInfo, given: Any) -> Source:
         if isinstance(given, str):
             try:
-                return load(given)
+                return load(given, self._limits)
             except SourceError as exc:
                 raise LoopInvalid(
                     call.tool_id,
@@ -146,7 +151,7 @@ class LoopService:
         except LoopInvalid as exc:
             items = [LintItem(**_item_fields(item)) for item in exc.details["items"]]
             return Definition(None, None, {}, [], from_object({})), items
-        return lint(source, self._tools)
+        return lint(source, self._tools, self._limits)
 
     async def validate(self, call: CallInfo, definition: Any) -> dict[str, Any]:
         _, items = await self._lint(call, definition)
@@ -205,8 +210,8 @@ class LoopService:
         """A stored version, read and linted against today's tools."""
         doc = superseded.translate_definition(row.doc, self._tools)
         text = doc.get("source")
-        source = load(text) if isinstance(text, str) else from_object(doc["document"])
-        return lint(source, self._tools)
+        source = load(text, self._limits) if isinstance(text, str) else from_object(doc["document"])
+        return lint(source, self._tools, self._limits)
 
     async def info(self, call: CallInfo, loop_id: str, version: int | None) -> dict[str, Any]:
         row = self._row(call, loop_id, version)
@@ -310,6 +315,7 @@ class LoopService:
             caller=self._caller,
             save=self._save,
             clock=self._clock,
+            limits=self._limits,
         )
         task = asyncio.create_task(self._drive(runner), name=f"loop-run-{run_id}")
         self._tasks[run_id] = task
@@ -552,14 +558,25 @@ class LoopService:
             rows = reader.loop_runs(LoopRunQuery(statuses=[RUNNING, QUEUED], limit=10_000))
         resumed: list[str] = []
         interrupted: list[str] = []
+        failed: list[str] = []
         for row in rows:
             if row.id in self._tasks or (row.owner != self.owner and _pid_alive(row.owner)):
                 continue
+            if OVERSIZED in row.doc:
+                await self._offload(self._end_unreadable, row)
+                failed.append(row.id)
+                continue
             doc = superseded.translate_run(dict(row.doc), self._tools)
             self._versions[row.id] = row.version
-            definition = await self.definition_of(
-                self._row(CallInfo("compozy__loop_run"), row.loop_id, row.loop_version)
-            )
+            try:
+                definition = await self.definition_of(
+                    self._row(CallInfo("compozy__loop_run"), row.loop_id, row.loop_version)
+                )
+            except CompozyError as exc:  # its Loop cannot be read within today's limits
+                log.warning("loop run %s cannot resume: %s", row.id, exc)
+                await self._fail_unresumable(doc, exc)
+                failed.append(row.id)
+                continue
             cut = [nid for nid, s in doc["nodes"].items() if s["status"] == RUNNING]
             if all(safe_to_repeat(definition.nodes[nid], self._tools) for nid in cut):
                 for nid in cut:
@@ -596,7 +613,25 @@ class LoopService:
             except RunStopped:
                 continue
             interrupted.append(row.id)
-        return {"resumed": resumed, "interrupted": interrupted}
+        return {"resumed": resumed, "interrupted": interrupted, "failed": failed}
+
+    def _end_unreadable(self, row: LoopRunRow) -> None:
+        """A run whose record is too large to load ends ``failed``, its record left as is."""
+        log.warning("loop run %s: %s", row.id, row.doc["error"]["message"])
+        with self._store.write() as writer:
+            writer.set_loop_run_status(row.id, FAILED, self.now())
+
+    async def _fail_unresumable(self, doc: dict[str, Any], exc: CompozyError) -> None:
+        now = self.now()
+        doc.update(
+            status=FAILED,
+            owner=None,
+            ended_at=now,
+            updated_at=now,
+            error={**exc.payload(redact=False), "message": f"the run cannot resume: {exc}"},
+        )
+        with contextlib.suppress(RunStopped):
+            await self._save(doc)
 
     async def shutdown(self) -> None:
         """Stop driving runs (this process ends): each stays as saved, for recovery."""

@@ -4,11 +4,14 @@ every value, so that each lint item can point at its source."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+
+from compozy_mcp.loops.limits import LoopLimits, exceeded
+from compozy_mcp.reasons import Reason
 
 #: a path into the document: keys and list indexes
 Path = tuple[str | int, ...]
@@ -126,13 +129,49 @@ def _marks_only(node: yaml.Node, path: Path, marks: dict[Path, Mark]) -> None:
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def load(text: str) -> Source:
-    """Parse ``text``; raises :class:`SourceError` with the position of a syntax error."""
+def _count_values(node: yaml.Node, limits: LoopLimits) -> None:
+    """Refuse a document that holds more values than the budget once its aliases are
+    expanded (an alias bomb: a few hundred bytes that expand to billions of values). Stops
+    counting at the budget, so a bomb costs no more than a document at the limit."""
+    budget = limits.source_values
+    count = 0
+    pending: list[Iterator[yaml.Node]] = [iter((node,))]
+    while pending:
+        item = next(pending[-1], None)
+        if item is None:
+            pending.pop()
+            continue
+        count += 1
+        if count > budget:
+            raise exceeded(
+                "the Loop document holds too many values once its YAML aliases are expanded",
+                "loop_source_values",
+                budget,
+                Reason.SOURCE_TOO_LARGE,
+            )
+        if isinstance(item, yaml.MappingNode):
+            pending.append(value for pair in item.value for value in pair)
+        elif isinstance(item, yaml.SequenceNode):
+            pending.append(iter(item.value))
+
+
+def load(text: str, limits: LoopLimits | None = None) -> Source:
+    """Parse ``text``; raises :class:`SourceError` with the position of a syntax error, and
+    :class:`~compozy_mcp.errors.LimitExceeded` for a document past ``limits``."""
+    limits = limits or LoopLimits()
+    if len(text) > limits.source_bytes or len(text.encode()) > limits.source_bytes:
+        raise exceeded(
+            "the Loop document is too large",
+            "loop_source_bytes",
+            limits.source_bytes,
+            Reason.SOURCE_TOO_LARGE,
+        )
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             raise SourceError("the document is empty", 1, 1)
+        _count_values(node, limits)
         marks: dict[Path, Mark] = {}
         data = _build(node, (), marks, loader)
     except yaml.MarkedYAMLError as exc:

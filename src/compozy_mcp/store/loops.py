@@ -12,6 +12,42 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+#: the largest run document the store writes, or reads whole: past the most outputs a run may
+#: hold (``COMPOZY_LOOP_RUN_BYTES``, at most 64 MiB), with room for the rest of the record. A
+#: larger one (written before the budgets existed) is read as :func:`oversized_run`, and
+#: recovery marks it failed, so that no read loads it and the daemon starts.
+RUN_DOC_CAP = 80 * 1024 * 1024
+#: the key of an oversized run's stand-in document: the stored size, in bytes
+OVERSIZED = "record_bytes"
+
+
+def oversized_run(row: LoopRunRow, size: int) -> LoopRunRow:
+    """``row`` (read without its document) with a stand-in document that says why."""
+    failure = {
+        "code": "limit_exceeded",
+        "reason": "run_too_large",
+        "message": (
+            f"the run record is {size} bytes, past the {RUN_DOC_CAP} the store reads whole; "
+            "its node states are kept in the store but not shown"
+        ),
+    }
+    status = row.status if row.status in ("succeeded", "failed", "cancelled") else "failed"
+    doc: dict[str, Any] = {
+        "run_id": row.id,
+        "loop_id": row.loop_id,
+        "loop_version": row.loop_version,
+        "status": status,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+        "nodes": {},
+        "error": failure,
+        OVERSIZED: size,
+    }
+    return LoopRunRow(
+        row.id, row.loop_id, row.loop_version, status, None, row.created_at,
+        row.updated_at, doc, row.version, row.seq,
+    )  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class LoopRow:
@@ -68,6 +104,11 @@ class LoopWriter(LoopReader):
     def add_loop(self, row: LoopRow) -> None:
         """Store a new version; raises :class:`~compozy_mcp.store.base.StaleWrite` if that
         version exists already (two writers raced)."""
+
+    @abstractmethod
+    def set_loop_run_status(self, run_id: str, status: str, updated_at: str) -> None:
+        """Change a run's status (and clear its owner) without touching its document: how
+        recovery ends a run whose document is too large to load."""
 
     @abstractmethod
     def put_loop_run(self, row: LoopRunRow) -> LoopRunRow:

@@ -9,9 +9,23 @@ from typing import Any
 
 from compozy_mcp import jsonutil
 from compozy_mcp.store.base import StaleWrite
-from compozy_mcp.store.loops import LoopReader, LoopRow, LoopRunQuery, LoopRunRow, LoopWriter
+from compozy_mcp.store.loops import (
+    OVERSIZED,
+    RUN_DOC_CAP,
+    LoopReader,
+    LoopRow,
+    LoopRunQuery,
+    LoopRunRow,
+    LoopWriter,
+    oversized_run,
+)
 
-_RUN_COLUMNS = "seq, id, loop_id, loop_version, status, owner, created_at, updated_at, version, doc"
+#: a run's document is read only when it is within the cap (its size is read first)
+_RUN_COLUMNS = (
+    "seq, id, loop_id, loop_version, status, owner, created_at, updated_at, version, "
+    f"length(CAST(doc AS BLOB)) AS doc_bytes, "
+    f"CASE WHEN length(CAST(doc AS BLOB)) > {RUN_DOC_CAP} THEN NULL ELSE doc END AS doc"
+)
 
 
 def _loop(row: sqlite3.Row) -> LoopRow:
@@ -21,7 +35,7 @@ def _loop(row: sqlite3.Row) -> LoopRow:
 
 
 def _run(row: sqlite3.Row) -> LoopRunRow:
-    return LoopRunRow(
+    found = LoopRunRow(
         id=row["id"],
         loop_id=row["loop_id"],
         loop_version=row["loop_version"],
@@ -29,10 +43,13 @@ def _run(row: sqlite3.Row) -> LoopRunRow:
         owner=row["owner"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
-        doc=jsonutil.loads(row["doc"]),
+        doc={},
         version=row["version"],
         seq=row["seq"],
     )
+    if row["doc"] is None:
+        return oversized_run(found, int(row["doc_bytes"]))
+    return replace(found, doc=jsonutil.loads(row["doc"]))
 
 
 class SQLiteLoopReader(LoopReader):
@@ -90,8 +107,19 @@ class SQLiteLoopWriter(SQLiteLoopReader, LoopWriter):
         except sqlite3.IntegrityError as exc:
             raise StaleWrite(f"loop {row.id} version {row.version} exists") from exc
 
+    def set_loop_run_status(self, run_id: str, status: str, updated_at: str) -> None:
+        self._conn.execute(
+            "UPDATE loop_runs SET status = ?, owner = NULL, updated_at = ?, version = version + 1 "
+            "WHERE id = ?",
+            (status, updated_at, run_id),
+        )
+
     def put_loop_run(self, row: LoopRunRow) -> LoopRunRow:
+        if row.doc.get(OVERSIZED) is not None:
+            raise StaleWrite(f"loop run {row.id} is too large to be written back")
         doc = jsonutil.dumps_text(row.doc)
+        if len(doc) > RUN_DOC_CAP:  # the runner's budgets keep a run far below this
+            raise StaleWrite(f"loop run {row.id} would be {len(doc)} bytes, past the cap")
         if row.version == 0:
             cursor = self._conn.execute(
                 "INSERT INTO loop_runs (id, loop_id, loop_version, status, owner, created_at, "
