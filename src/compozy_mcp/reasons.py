@@ -156,6 +156,7 @@ class Reason(StrEnum):
     # --- loops ------------------------------------------------------------------------------
     LOOP_INVALID = "loop_invalid"
     LOOP_NOT_FOUND = "loop_not_found"
+    LOOP_NOT_IN_SCOPE = "loop_not_in_scope"
     LOOP_RUN_NOT_FOUND = "loop_run_not_found"
     LOOP_RUN_NOT_WAITING = "loop_run_not_waiting"
     LOOP_RUN_ENDED = "loop_run_ended"

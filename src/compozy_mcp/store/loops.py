@@ -21,6 +21,11 @@ class LoopRow:
     #: ``{"document": ..., "source": ...}``: the definition as given, and its text if any
     doc: dict[str, Any]
     created_at: str
+    #: the session whose tree the Loop belongs to (every version carries the first one's);
+    #: ``None``: the operator's, as is every Loop stored before Loops had owners
+    owner: str | None = None
+    #: the session that wrote this version; ``None``: the operator
+    author: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +41,8 @@ class LoopRunRow:
     doc: dict[str, Any]
     version: int = 0
     seq: int = 0
+    #: the session that started it; ``None``: the operator
+    started_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +57,10 @@ class LoopReader(ABC):
     @abstractmethod
     def loop(self, loop_id: str, version: int | None = None) -> LoopRow | None:
         """One version of a Loop (``None``: the latest)."""
+
+    @abstractmethod
+    def loop_versions(self, loop_id: str) -> list[LoopRow]:
+        """Every version of a Loop, oldest first."""
 
     @abstractmethod
     def loops(self) -> list[LoopRow]:
