@@ -108,6 +108,7 @@ class Reason(StrEnum):
     BODY_TOO_LARGE = "body_too_large"
     TOKEN_MISSING = "token_missing"
     TOKEN_INVALID = "token_invalid"
+    CREDENTIAL_OUT_OF_SCOPE = "credential_out_of_scope"
     ORIGIN_NOT_ALLOWED = "origin_not_allowed"
     HOST_NOT_ALLOWED = "host_not_allowed"
     ROUTE_NOT_FOUND = "route_not_found"

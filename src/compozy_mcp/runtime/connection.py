@@ -26,6 +26,7 @@ from acp.schema import (
 )
 
 from compozy_mcp import __version__
+from compozy_mcp.credentials import SESSION_TOKEN, session_credential
 from compozy_mcp.sessions.model import (
     AcpCaps,
     AcpConfigOption,
@@ -85,12 +86,17 @@ class _Client:
 def session_mcp_server(session_id: str, home: str) -> McpServerStdio:
     """compozy's own MCP endpoint for a session, as the agent starts it: ``compozy proxy
     --session ID`` on the same home (it relays the daemon when one listens there), so the
-    agent sees the tools its session's policy allows, with its approvals."""
+    agent sees the tools its session's policy allows, with its approvals. It reaches a daemon
+    that wants a token with the session's own credential (``COMPOZY_SESSION_TOKEN``), never
+    the daemon's token."""
     return McpServerStdio(
         name="compozy",
         command=sys.executable,
         args=["-m", "compozy_mcp", "proxy", "--session", session_id],
-        env=[EnvVariable(name="COMPOZY_HOME", value=home)],
+        env=[
+            EnvVariable(name="COMPOZY_HOME", value=home),
+            EnvVariable(name=SESSION_TOKEN, value=session_credential(session_id)),
+        ],
     )
 
 

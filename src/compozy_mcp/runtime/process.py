@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from compozy_mcp.agents.definitions import AgentDefinition
+from compozy_mcp.childenv import child_environment
 
 #: bytes of stderr a failure report quotes
 STDERR_TAIL_BYTES = 2048
@@ -118,7 +119,8 @@ class SubprocessLauncher:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=cwd if os.path.isdir(cwd) else None,
-            env={**os.environ, **agent.env, **env},
+            # never the daemon's token: its own proxy gets a session credential instead
+            env=child_environment({**os.environ, **agent.env, **env}),
             start_new_session=True,
             limit=STREAM_LIMIT,
         )
