@@ -258,6 +258,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         UPDATE loop_runs SET started_by = json_extract(doc, '$.started_by');
         """,
     ),
+    Migration(
+        9,
+        "workspaces the operator trusted (their hooks.yaml runs)",
+        """
+        ALTER TABLE workspaces ADD COLUMN trusted_at TEXT;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
