@@ -44,3 +44,14 @@ def test_the_default_base_is_this_processs_environment(monkeypatch: pytest.Monke
     env = child_environment()
     assert "COMPOZY_TOKEN" not in env
     assert env["CHILDENV_PROBE"] == "1"
+
+
+def test_git_runs_without_the_token_either() -> None:
+    """git runs the repository's hooks, which a session working in it may have written."""
+    from compozy_mcp.worktrees.git import git_environment
+
+    withhold(TOKEN)
+    env = git_environment({"PATH": "/usr/bin", "COMPOZY_TOKEN": TOKEN, "X": TOKEN})
+    assert "COMPOZY_TOKEN" not in env
+    assert "X" not in env
+    assert env["PATH"] == "/usr/bin"
