@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from tests.conftest import Caller
 from tests.loops.support import gate, graph, status_node, tool
+from tests.native.test_access import _spawn as spawn
 
 from compozy_mcp import jsonutil
 from compozy_mcp.assembly import App
@@ -32,20 +33,6 @@ pytestmark = pytest.mark.anyio
 #: the restricted child may call the Loop tools and nothing else
 LOOP_TOOLS = ["compozy__loop_*"]
 GATED = graph(gate("review"))
-
-
-async def _spawn(call: Caller, parent: str, ttl: int = 600) -> str:
-    spawned = await call.structured(
-        "compozy__session_spawn",
-        {
-            "parent_session_id": parent,
-            "agent_name": "worker",
-            "ttl_seconds": ttl,
-            "tools": LOOP_TOOLS,
-        },
-    )
-    child: str = spawned["session_id"]
-    return child
 
 
 @dataclass
@@ -68,9 +55,9 @@ class Family:
 @pytest.fixture
 async def family(app: App, call: Caller) -> Family:
     parent = (await call.create())["id"]
-    child = await _spawn(call, parent)
-    grandchild = await _spawn(call, child, ttl=300)
-    sibling = await _spawn(call, parent)
+    child = await spawn(call, parent, tools=LOOP_TOOLS)
+    grandchild = await spawn(call, child, tools=LOOP_TOOLS, ttl=300)
+    sibling = await spawn(call, parent, tools=LOOP_TOOLS)
     sessions: dict[str, str | None] = {
         "operator": None,
         "parent": parent,
