@@ -69,7 +69,6 @@ async def test_a_restricted_sessions_read_only_call_runs_no_untrusted_workspace_
             "workspace_id": workspace_id,
             "message": f'not run: workspace "{workspace_id}" is not trusted (the operator '
             "trusts it with `compozy workspace trust PATH`)",
-            "untrusted": True,
         }
     ]
 
@@ -94,7 +93,7 @@ async def test_a_trusted_workspaces_hooks_run_until_the_trust_is_revoked(
     assert revoked["trusted_at"] is None
     await call(STATUS, {"session_id": child}, scope=scope_of(child))
     assert len(server.payloads("/planted")) == 1  # no more runs
-    assert [p.get("untrusted") for p in await _problems(call)] == [True]
+    assert ["is not trusted" in p["message"] for p in await _problems(call)] == [True]
 
 
 async def test_no_tool_can_trust_a_workspace(app: App) -> None:

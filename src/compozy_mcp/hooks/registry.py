@@ -70,12 +70,12 @@ def stored_hook(row: HookRow, home: Path) -> Hook:
 
 
 def untrusted_problem(source: HookFile) -> dict[str, Any]:
-    problem = source.problem(
+    # the problem's shape is the one every hooks_list problem has: a new field would change
+    # the tool's output contract, which Loop runs pin
+    return source.problem(
         f'not run: workspace "{source.workspace_id}" is not trusted (the operator trusts it '
         "with `compozy workspace trust PATH`)"
     )
-    problem["untrusted"] = True
-    return problem
 
 
 class HookRegistry:

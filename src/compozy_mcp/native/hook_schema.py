@@ -167,18 +167,7 @@ HOOK_RECORD = obj(
         "stats",
     ),
 )
-PROBLEM = obj(
-    {"source": STRING, "message": STRING},
-    {
-        "workspace_id": STRING,
-        "hook_id": STRING,
-        "untrusted": described(
-            BOOLEAN,
-            "A workspace's hooks.yaml that is not run: the operator has not trusted the "
-            "workspace (compozy workspace trust PATH).",
-        ),
-    },
-)
+PROBLEM = obj({"source": STRING, "message": STRING}, {"workspace_id": STRING, "hook_id": STRING})
 
 OUTCOMES = ("ok", "denied", "patch_refused", "error", "timeout", "invalid_output")
 #: outcomes that count as failed runs
