@@ -346,3 +346,9 @@ def test_migration_keeps_old_loops_the_operators_and_their_authors(tmp_path: Pat
         run = reader.loop_run("run-old")
         assert run is not None
         assert run.started_by == "sess-b"
+
+
+async def test_a_session_running_its_own_version_acts_as_itself(app: App, family: Family) -> None:
+    run = (await tool(app, "run", {"loop_id": "loop-child"}, scope=family.child))["run"]
+    assert run["started_by"] == family.sessions["child"]
+    assert "acts_as" not in run  # the record names it only when it differs from the starter

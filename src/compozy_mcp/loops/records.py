@@ -63,7 +63,9 @@ def run_record(doc: dict[str, Any]) -> dict[str, Any]:
     """A stored run document as its public record (store-only fields left out)."""
     record: dict[str, Any] = {key: doc.get(key) for key in _RUN_KEYS}
     record["updated_at"] = doc["updated_at"]
-    for key in ("acts_as", "ended_at", "recovered_at", "error"):
+    if doc.get("acts_as") not in (None, doc.get("started_by")):
+        record["acts_as"] = doc["acts_as"]  # its nodes act with a narrower policy than its starter
+    for key in ("ended_at", "recovered_at", "error"):
         if doc.get(key) is not None:
             record[key] = doc[key]
     contracts = doc.get("contracts", {})
