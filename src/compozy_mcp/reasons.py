@@ -114,6 +114,7 @@ class Reason(StrEnum):
     BODY_TOO_LARGE = "body_too_large"
     TOKEN_MISSING = "token_missing"
     TOKEN_INVALID = "token_invalid"
+    CREDENTIAL_OUT_OF_SCOPE = "credential_out_of_scope"
     ORIGIN_NOT_ALLOWED = "origin_not_allowed"
     HOST_NOT_ALLOWED = "host_not_allowed"
     ROUTE_NOT_FOUND = "route_not_found"
@@ -162,6 +163,7 @@ class Reason(StrEnum):
     # --- loops ------------------------------------------------------------------------------
     LOOP_INVALID = "loop_invalid"
     LOOP_NOT_FOUND = "loop_not_found"
+    LOOP_NOT_IN_SCOPE = "loop_not_in_scope"
     LOOP_RUN_NOT_FOUND = "loop_run_not_found"
     LOOP_RUN_NOT_WAITING = "loop_run_not_waiting"
     LOOP_RUN_ENDED = "loop_run_ended"

@@ -26,6 +26,7 @@ from tests.api.support import (
 )
 
 from compozy_mcp.api.auth import Access, Guard
+from compozy_mcp.credentials import session_credential
 from compozy_mcp.net import is_loopback
 
 TOKEN = "s3cret-token-for-tests"
@@ -160,6 +161,52 @@ async def test_guard_answers_401_json_with_a_challenge_before_any_route(
         assert (wrong.status_code, wrong.json()["error"]["reason"]) == (401, "token_invalid")
         right = await client.get("/x", headers={"Authorization": f"Bearer {TOKEN}"})
         assert (right.status_code, right.json()) == (200, {"ok": True})
+
+
+# --- session credentials (issue 22, item 4) ----------------------------------------------------
+
+
+def _as_session(session: str, credential: str, path: str) -> str | None:
+    error = Access.for_host("127.0.0.1", TOKEN).check(
+        {
+            "host": "127.0.0.1:1",
+            "authorization": f"Bearer {credential}",
+            "x-compozy-session": session,
+        },
+        path,
+    )
+    return None if error is None else error.reason
+
+
+@pytest.mark.parametrize(
+    "path", ["/mcp", "/api/tools", "/api/tools/search", "/api/tools/compozy__x/invoke"]
+)
+def test_a_session_credential_acts_as_its_session_on_the_tool_surfaces(path: str) -> None:
+    assert _as_session("sess-a", session_credential("sess-a"), path) is None
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/api/sessions", "/api/sessions/sess-a", "/api/tools/compozy__x/approvals", "/api/loops"],
+)
+def test_a_session_credential_is_refused_where_calls_act_as_the_operator(path: str) -> None:
+    assert _as_session("sess-a", session_credential("sess-a"), path) == "credential_out_of_scope"
+
+
+def test_a_session_credential_is_refused_for_another_session_or_none() -> None:
+    credential = session_credential("sess-a")
+    assert _as_session("sess-b", credential, "/mcp") == "credential_out_of_scope"
+    error = Access.for_host("127.0.0.1", TOKEN).check(
+        {"host": "localhost", "authorization": f"Bearer {credential}"}, "/mcp"
+    )
+    assert error is not None
+    assert (error.code, error.reason) == ("forbidden", "credential_out_of_scope")
+
+
+def test_a_forged_session_credential_is_not_valid() -> None:
+    forged = session_credential("sess-a").replace("sess-a", "sess-b")
+    assert _as_session("sess-b", forged, "/mcp") == "token_invalid"
+    assert _as_session("sess-b", "compozy-session:sess-b:" + "0" * 64, "/mcp") == "token_invalid"
 
 
 # --- a real daemon on a non-loopback host ------------------------------------------------------

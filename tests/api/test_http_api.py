@@ -698,6 +698,8 @@ def test_every_documented_operation_answers_a_body_its_schema_accepts(
         ("POST", SESSION + "/unarchive", {"session_id": made["id"]}),
         ("GET", "/api/workspaces", {}),
         ("POST", "/api/workspaces", {"json": {"path": str(Path.cwd())}}),
+        ("POST", "/api/workspaces/{workspace_id}/trust", {"workspace_id": "ws_default"}),
+        ("DELETE", "/api/workspaces/{workspace_id}/trust", {"workspace_id": "ws_default"}),
         ("GET", "/api/profiles", {}),
         ("POST", "/api/profiles", {"json": {"name": "Documented"}}),
         ("GET", "/api/mcp/servers", {}),

@@ -150,3 +150,37 @@ def test_detach_without_a_daemon_follows_the_run(home: Home) -> None:
     assert done.returncode == 0, done.stderr
     assert "following the run in this process" in done.stderr
     assert done.stdout.splitlines()[-1] == "succeeded"
+
+
+def test_inspect_says_who_owns_the_loop_and_who_wrote_each_version(home: Home) -> None:
+    """Issue 22, item 3: a session's version and the operator's, told apart."""
+    ok(compozy(home, "session", "create", "--agent", "general", "--id", "sess-author"))
+    definition = json.dumps({"definition": graph(gate("review")), "loop_id": "shared"})
+    ok(
+        compozy(
+            home,
+            "tool",
+            "invoke",
+            "compozy__loop_create",
+            "--input",
+            definition,
+            "--session",
+            "sess-author",
+        )
+    )
+    ok(
+        compozy(
+            home,
+            "loop",
+            "create",
+            _file(home, "loop.yaml", graph(gate("review"))),
+            "--id",
+            "shared",
+        )
+    )
+    lines = ok(compozy(home, "loop", "inspect", "shared")).splitlines()
+    assert "owner: session:sess-author" in lines
+    assert [line.split(" at ")[0].split() for line in lines if "written by" in line] == [
+        ["version", "1", "written", "by", "session:sess-author"],
+        ["version", "2", "written", "by", "operator"],
+    ]

@@ -88,3 +88,44 @@ def test_text_output_is_one_line_per_row(tmp_path: Path) -> None:
     assert len(lines) == 3  # the header, the default profile, Ops
     assert lines[2].startswith("prof_")
     assert lines[2].split()[1:] == ["Ops", "gear"]
+
+
+def test_workspace_trust_lets_its_hooks_file_run_and_hooks_list_reports_an_untrusted_one(
+    tmp_path: Path,
+) -> None:
+    """Issue 22, item 4: ``compozy workspace trust PATH``, shown by ``workspace list``."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / ".compozy").mkdir(parents=True)
+    (project / ".compozy" / "hooks.yaml").write_text(
+        "hooks:\n  - {id: planted, event: tool.pre_call, command: 'true'}\n", encoding="utf-8"
+    )
+    workspace = _json(home, "workspace", "add", str(project))["workspaces"][0]
+    assert workspace["trusted_at"] is None
+    listed = _run(home, "hooks", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert (
+        f"compozy: warning: .compozy/hooks.yaml of workspace {workspace['id']}: not run: "
+        f'workspace "{workspace["id"]}" is not trusted'
+    ) in listed.stderr
+    assert "planted" not in listed.stdout
+
+    trusted = _json(home, "workspace", "trust", str(project))["workspaces"][0]
+    assert trusted["id"] == workspace["id"]
+    assert trusted["trusted_at"] is not None
+    table = _run(home, "workspace", "list").stdout.splitlines()
+    assert table[0].split() == ["ID", "NAME", "PATH", "TRUSTED"]
+    row = next(line for line in table if line.startswith(workspace["id"]))
+    assert row.split()[-1] == trusted["trusted_at"]
+    after = _run(home, "hooks", "list")
+    assert "not trusted" not in after.stderr
+    assert f"{workspace['id']}.planted" in after.stdout
+
+    revoked = _json(home, "workspace", "trust", workspace["id"], "--revoke")["workspaces"][0]
+    assert revoked["trusted_at"] is None
+    assert "not trusted" in _run(home, "hooks", "list").stderr
+
+
+def test_trusting_a_directory_that_is_no_workspace_is_not_found(tmp_path: Path) -> None:
+    done = _run(tmp_path / "home", "workspace", "trust", str(tmp_path))
+    assert done.returncode != 0
+    assert "compozy workspace add" in done.stderr

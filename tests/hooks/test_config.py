@@ -68,6 +68,7 @@ async def test_a_workspaces_hooks_run_for_its_own_sessions_only(
     other = tmp_path / "other"
     other.mkdir()
     added = await app.sessions.add_workspace(other, "other")
+    await app.sessions.set_workspace_trust(added.id, True)  # its hooks.yaml runs (issue 22)
     write_hooks(
         other / ".compozy" / "hooks.yaml",
         {"id": "guard", "event": "tool.pre_call", "url": server.at("/ws")},

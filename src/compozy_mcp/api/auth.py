@@ -6,6 +6,10 @@
   A non-loopback daemon answers to any host name, so it always has a token.
 - **Bearer token**, when one is configured: ``Authorization: Bearer <token>``, compared in
   constant time. A missing or wrong token is a ``401`` JSON error with ``WWW-Authenticate``.
+- **Session credentials** (:mod:`compozy_mcp.credentials`) stand in for the token for an
+  agent's own ``compozy proxy --session``: one is accepted only on the tool surfaces that act
+  as the session a request names (``/mcp``, ``/api/tools``, but not minting approvals), and
+  only when that session (``X-Compozy-Session``) is its own; anything else is a ``403``.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from compozy_mcp.api.responses import error_response
+from compozy_mcp.credentials import credential_session, is_session_credential
 from compozy_mcp.errors import ApiError, Forbidden, HostNotAllowed, Unauthorized
+from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.net import is_loopback
 from compozy_mcp.reasons import Reason
 
@@ -30,6 +36,9 @@ CHALLENGE = {"WWW-Authenticate": 'Bearer realm="compozy"'}
 _NAME = r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)"
 _HOST = re.compile(_NAME + r"(?::[0-9]{1,5})?")
 _ORIGIN = re.compile(r"https?://" + _NAME + r"(?::[0-9]{1,5})?/?")
+#: where a session credential is accepted: the surfaces whose calls act as the session the
+#: request names (the MCP endpoint, the tool routes); minting approvals is the operator's
+_SESSION_PATHS = re.compile(r"/mcp(/.*)?|/api/tools(/(?!.*/approvals$).*)?")
 
 
 def host_name(value: str) -> str | None:
@@ -60,8 +69,9 @@ class Access:
         shown = f"[{host}]" if ":" in host else host
         return cls(token=token, names=frozenset({*LOOPBACK_NAMES, shown.lower()}))
 
-    def check(self, headers: Mapping[str, str]) -> ApiError | None:
-        """The error a request with these headers gets, or ``None`` if it may go on."""
+    def check(self, headers: Mapping[str, str], path: str = "/") -> ApiError | None:
+        """The error a request to ``path`` with these headers gets, or ``None`` if it may go
+        on."""
         if self.names is not None:
             host = headers.get("host", "")
             if host_name(host) not in self.names:
@@ -70,19 +80,42 @@ class Access:
             if origin is not None and origin_name(origin) not in self.names:
                 return Forbidden(f'requests from origin "{origin}" are not allowed')
         if self.token is not None:
-            return self._check_token(headers.get("authorization"))
+            return self._check_token(headers, path)
         return None
 
-    def _check_token(self, authorization: str | None) -> ApiError | None:
+    def _check_token(self, headers: Mapping[str, str], path: str) -> ApiError | None:
         assert self.token is not None
+        authorization = headers.get("authorization")
         if not authorization:
             return Unauthorized("this daemon requires a bearer token (Authorization: Bearer ...)")
         scheme, _, sent = authorization.partition(" ")
+        sent = sent.strip()
+        if scheme.lower() == "bearer" and is_session_credential(sent):
+            return _check_session_credential(sent, headers.get(SESSION_HEADER.lower()), path)
         if scheme.lower() != "bearer" or not hmac.compare_digest(
-            sent.strip().encode(), self.token.encode()
+            sent.encode(), self.token.encode()
         ):
             return Unauthorized("the bearer token is not valid", reason=Reason.TOKEN_INVALID)
         return None
+
+
+def _check_session_credential(sent: str, claimed: str | None, path: str) -> ApiError | None:
+    session = credential_session(sent)
+    if session is None:
+        return Unauthorized("the session credential is not valid", reason=Reason.TOKEN_INVALID)
+    if claimed != session:
+        return Forbidden(
+            f'a session credential acts only as its session "{session}": send it with '
+            f"{SESSION_HEADER}: {session}",
+            reason=Reason.CREDENTIAL_OUT_OF_SCOPE,
+        )
+    if _SESSION_PATHS.fullmatch(path) is None:
+        return Forbidden(
+            f"a session credential is good for the session's tool calls (/mcp, /api/tools), "
+            f"not for {path}",
+            reason=Reason.CREDENTIAL_OUT_OF_SCOPE,
+        )
+    return None
 
 
 class Guard:
@@ -98,7 +131,7 @@ class Guard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             access = self.open_access if scope["path"] in self.open_paths else self.access
-            error = access.check(Headers(scope=scope))
+            error = access.check(Headers(scope=scope), scope["path"])
             if error is not None:
                 headers = CHALLENGE if isinstance(error, Unauthorized) else None
                 await error_response(error, headers)(scope, receive, send)

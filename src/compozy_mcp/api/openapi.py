@@ -264,6 +264,7 @@ def _json_body(schema: str) -> Schema:
 SESSION_PARAM = {"$ref": "#/components/parameters/Session"}
 TOOL_ID = _path("tool_id", "A tool id, such as compozy__session_status.")
 SESSION_ID = _path("session_id", "A session id.")
+WORKSPACE_ID = _path("workspace_id", "A workspace id.")
 
 
 def _session_list_parameters() -> list[Schema]:
@@ -548,6 +549,21 @@ def _paths() -> dict[str, Any]:
                 "summary": "Register a directory of the daemon's machine as a workspace.",
                 "requestBody": _json_body("WorkspaceAddRequest"),
                 "responses": _responses(201, "WorkspaceResponse", 400, 409, 413),
+            },
+        },
+        "/api/workspaces/{workspace_id}/trust": {
+            "post": {
+                "operationId": "trustWorkspace",
+                "summary": "Trust a workspace: its .compozy/hooks.yaml runs from the next call on "
+                "(the hooks file of a workspace that is not trusted never runs).",
+                "parameters": [WORKSPACE_ID],
+                "responses": _responses(200, "WorkspaceResponse", 404),
+            },
+            "delete": {
+                "operationId": "distrustWorkspace",
+                "summary": "No longer trust a workspace: its .compozy/hooks.yaml stops running.",
+                "parameters": [WORKSPACE_ID],
+                "responses": _responses(200, "WorkspaceResponse", 404),
             },
         },
         "/api/profiles": {

@@ -367,6 +367,12 @@ class Routes:
     async def add_workspace(self, request: Request) -> tuple[int, dict[str, Any]]:
         return 201, await self.host.add_workspace(await _object_body(request))
 
+    async def trust_workspace(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.trust_workspace(request.path_params["workspace_id"], True)
+
+    async def distrust_workspace(self, request: Request) -> tuple[int, dict[str, Any]]:
+        return 200, await self.host.trust_workspace(request.path_params["workspace_id"], False)
+
     async def list_profiles(self, request: Request) -> tuple[int, dict[str, Any]]:
         return 200, await self.host.list_profiles()
 
@@ -443,6 +449,8 @@ class Routes:
             ("/store/vacuum", "POST", self.vacuum_store),
             ("/workspaces", "GET", self.list_workspaces),
             ("/workspaces", "POST", self.add_workspace),
+            ("/workspaces/{workspace_id}/trust", "POST", self.trust_workspace),
+            ("/workspaces/{workspace_id}/trust", "DELETE", self.distrust_workspace),
             ("/profiles", "GET", self.list_profiles),
             ("/profiles", "POST", self.add_profile),
             ("/mcp/servers", "GET", self.list_mcp_servers),

@@ -7,7 +7,8 @@ environment as an argument (tests pass their own) and hands the :class:`Context`
 - ``--home`` / ``COMPOZY_HOME``: the data directory (default ``~/.compozy``);
 - ``--url URL`` / ``--socket PATH`` / ``COMPOZY_URL``: a daemon's address
   (:mod:`compozy_mcp.hostapi.target`); without one, commands run in-process on the store;
-- ``COMPOZY_TOKEN``, or the file ``COMPOZY_TOKEN_FILE`` names: the daemon's bearer token.
+- ``COMPOZY_TOKEN``, or the file ``COMPOZY_TOKEN_FILE`` names: the daemon's bearer token;
+  else ``COMPOZY_SESSION_TOKEN``, the credential of one session (an agent's own proxy).
 
 Both ways give the same output and exit codes: a daemon runs the same Host API operations and
 its errors come back as the same payloads.
@@ -32,6 +33,8 @@ ENV_HOME = "COMPOZY_HOME"
 ENV_URL = "COMPOZY_URL"
 ENV_TOKEN = "COMPOZY_TOKEN"
 ENV_TOKEN_FILE = "COMPOZY_TOKEN_FILE"
+#: a session credential (:mod:`compozy_mcp.credentials`): what an agent's proxy is given
+ENV_SESSION_TOKEN = "COMPOZY_SESSION_TOKEN"
 ENV_WORKSPACE = "COMPOZY_WORKSPACE"
 #: where ``compozy serve`` listens by default, in ``$COMPOZY_HOME``
 DEFAULT_SOCKET = "compozy.sock"
@@ -70,6 +73,9 @@ class Context:
         token = env.get(ENV_TOKEN) or None
         if token is None and env.get(ENV_TOKEN_FILE):
             token = read_token_file(Path(env[ENV_TOKEN_FILE]).expanduser())
+        if token is None:
+            # an agent's own ``compozy proxy --session``: its session's credential
+            token = env.get(ENV_SESSION_TOKEN) or None
         return cls(merged, target, token, diagnostics)
 
     def settings(self) -> Settings:

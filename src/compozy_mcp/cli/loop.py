@@ -104,6 +104,12 @@ def _loop_lines(loop: dict[str, Any]) -> list[str]:
     for node in loop["nodes"]:
         view = f" (result_view {node['result_view']})" if node.get("result_view") else ""
         lines.append(f"  {node['id']:<20} {node['class']:<8} {node['kind']}{view}")
+    if loop.get("owner"):
+        lines.append(f"owner: {loop['owner']}")
+    for entry in loop.get("versions", []):
+        lines.append(
+            f"  version {entry['version']:<4} written by {entry['author']} at {entry['created_at']}"
+        )
     return lines
 
 

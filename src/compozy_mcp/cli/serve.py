@@ -74,12 +74,20 @@ def run(args: argparse.Namespace, context: Context) -> int:
     from compozy_mcp.calls import OPERATOR
     from compozy_mcp.cli.context import read_token_file
     from compozy_mcp.cli.proxy import client_setup, upstreams_for
+    from compozy_mcp.credentials import is_session_credential
     from compozy_mcp.http_limits import HttpDeadlines
     from compozy_mcp.proxy.discovery import Discovery
     from compozy_mcp.upstream.asking import EVERY_CAPABILITY
 
     tcp, uds = not args.no_tcp, not args.no_uds
     token = read_token_file(Path(args.token_file)) if args.token_file else context.token
+    if token is not None and is_session_credential(token):
+        token = None  # one session's credential (this process was started by an agent's
+        # proxy's environment) is no daemon token
+    if token is not None:
+        from compozy_mcp.childenv import withhold
+
+        withhold(token)  # no hook or agent this daemon starts ever sees it
     if tcp and not net.is_loopback(args.host) and token is None:
         raise ConfigError(
             f"--host {args.host} is not a loopback address: set a bearer token with "

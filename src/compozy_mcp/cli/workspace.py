@@ -1,6 +1,9 @@
-"""``compozy workspace add|list`` and ``compozy profile add|list``: where sessions live and how
-they are presented. Sessions name them by id (``workspace_id``, ``profile_id``). In-process
-or against a daemon, like every command; the output is the same either way."""
+"""``compozy workspace add|list|trust`` and ``compozy profile add|list``: where sessions live
+and how they are presented. Sessions name them by id (``workspace_id``, ``profile_id``).
+In-process or against a daemon, like every command; the output is the same either way.
+
+``compozy workspace trust PATH`` (``--revoke`` to take it back) lets a workspace's
+``.compozy/hooks.yaml`` run; ``compozy workspace list`` shows when each was trusted."""
 
 from __future__ import annotations
 
@@ -28,6 +31,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add.add_argument("--name", help="display name (default: the directory's name)")
     output_options(add)
     output_options(ws_commands.add_parser("list", help="list workspaces"))
+    trust = ws_commands.add_parser(
+        "trust",
+        help="let a workspace's .compozy/hooks.yaml run (hooks of an untrusted one never run)",
+    )
+    trust.add_argument("path", metavar="PATH", help="the workspace's directory, or its id")
+    trust.add_argument(
+        "--revoke", action="store_true", help="no longer trust it: its hooks.yaml stops running"
+    )
+    output_options(trust)
 
     profile = commands.add_parser("profile", help="create and list profiles")
     pr_commands = profile.add_subparsers(
@@ -45,6 +57,7 @@ WORKSPACE_TABLE = (
     Column.key("ID", "id"),
     Column.key("NAME", "name", flex=True),
     Column.key("PATH", "path", flex=True),
+    Column("TRUSTED", lambda row: row.get("trusted_at") or "no"),
 )
 PROFILE_TABLE = (
     Column.key("ID", "id"),
@@ -67,11 +80,28 @@ def _print(
 def _workspace(args: argparse.Namespace) -> Callable[[HostClient], Awaitable[dict[str, Any]]]:
     if args.workspace_command == "list":
         return lambda host: host.list_workspaces()
+    if args.workspace_command == "trust":
+        return lambda host: _trust(host, args.path, not args.revoke)
     # Resolved here, where the user typed it; a daemon checks that it is a directory there.
     fields = {"path": str(Path(args.path).expanduser().resolve())}
     if args.name is not None:
         fields["name"] = args.name
     return lambda host: host.add_workspace(fields)
+
+
+async def _trust(host: HostClient, given: str, trusted: bool) -> dict[str, Any]:
+    """Trust the workspace registered at ``given`` (a directory, resolved where the user typed
+    it) or with that id."""
+    path = str(Path(given).expanduser().resolve())
+    listed = (await host.list_workspaces())["workspaces"]
+    found = next((w for w in listed if w["path"] == path), None) or next(
+        (w for w in listed if w["id"] == given), None
+    )
+    if found is None:
+        from compozy_mcp.errors import ResourceNotFound
+
+        raise ResourceNotFound("", "workspace", f"{path} (register it: compozy workspace add)")
+    return await host.trust_workspace(found["id"], trusted)
 
 
 def _profile(args: argparse.Namespace) -> Callable[[HostClient], Awaitable[dict[str, Any]]]:

@@ -21,6 +21,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from compozy_mcp import jsonutil
+from compozy_mcp.childenv import child_environment
 from compozy_mcp.hooks.execution import (
     MAX_OUTPUT_BYTES,
     STDERR_TAIL_BYTES,
@@ -83,7 +84,8 @@ async def _drain(stream: ByteReceiveStream | None, into: _Collected) -> None:
 
 
 def _environment(where: RunContext, base: Mapping[str, str] | None) -> dict[str, str]:
-    env = dict(os.environ if base is None else base)
+    # never the daemon's token: a hook holding it could act as the operator
+    env = child_environment(base)
     env["COMPOZY_HOOK_ID"] = where.hook_id
     env["COMPOZY_HOOK_EVENT"] = where.event
     return env

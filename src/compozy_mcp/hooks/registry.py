@@ -1,6 +1,11 @@
 """Every hook this process runs: in-process ones (code), ``$COMPOZY_HOME/hooks.yaml``, each
-registered workspace's ``.compozy/hooks.yaml`` and the stored ones (made by the tools), in that
+trusted workspace's ``.compozy/hooks.yaml`` and the stored ones (made by the tools), in that
 order, which is the order they run in.
+
+A workspace's file runs only once the operator trusted the workspace (``compozy workspace
+trust PATH``): anything that can write into a workspace (an agent working there) could
+otherwise run a command as the daemon on the next call. The file of a workspace that is not
+trusted is never read; it is reported as a problem (``compozy hooks list``).
 
 The set is rebuilt when one of its sources changes. A change made in this process (through the
 tools) is seen by the next call; a change made elsewhere (another process, an edited file) within
@@ -64,6 +69,15 @@ def stored_hook(row: HookRow, home: Path) -> Hook:
     )
 
 
+def untrusted_problem(source: HookFile) -> dict[str, Any]:
+    # the problem's shape is the one every hooks_list problem has: a new field would change
+    # the tool's output contract, which Loop runs pin
+    return source.problem(
+        f'not run: workspace "{source.workspace_id}" is not trusted (the operator trusts it '
+        "with `compozy workspace trust PATH`)"
+    )
+
+
 class HookRegistry:
     def __init__(self, store: Store, home: Path) -> None:
         self._store = store
@@ -116,10 +130,17 @@ class HookRegistry:
         with self._store.read() as reader:
             rows = reader.hooks()
             workspaces = reader.workspaces()
-        files = [HookFile.home(self._home)] + [
-            HookFile.workspace(w.id, Path(w.path)) for w in workspaces
-        ]
-        stamp = (len(self._code), rows, [(f.path, f.stamp()) for f in files])
+        files = [HookFile.home(self._home)]
+        untrusted: list[HookFile] = []
+        for workspace in workspaces:
+            source = HookFile.workspace(workspace.id, Path(workspace.path))
+            (files if workspace.trusted_at else untrusted).append(source)
+        stamp = (
+            len(self._code),
+            rows,
+            [(f.path, f.stamp()) for f in files],
+            [(f.path, f.stamp()) for f in untrusted],
+        )
         if stamp == self._stamp:
             return
         loaded = Loaded(hooks=list(self._code))
@@ -129,6 +150,9 @@ class HookRegistry:
             found = load(source)
             loaded.hooks += found.hooks
             loaded.problems += found.problems
+        for source in untrusted:
+            if source.stamp() is not None:
+                loaded.problems.append(untrusted_problem(source))
         taken = {h.id for h in loaded.hooks}
         for row in rows:
             if row.id in taken:

@@ -64,7 +64,16 @@ APPROVAL: Schema = obj(
     }
 )
 WORKSPACE: Schema = obj(
-    {"id": STRING, "name": STRING, "path": STRING, "created_at": TIMESTAMP},
+    {
+        "id": STRING,
+        "name": STRING,
+        "path": STRING,
+        "created_at": TIMESTAMP,
+        "trusted_at": described(
+            nullable(TIMESTAMP),
+            "When the operator trusted it (its .compozy/hooks.yaml runs only then); null: not.",
+        ),
+    },
 )
 PROFILE: Schema = obj(
     {

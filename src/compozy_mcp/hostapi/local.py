@@ -225,6 +225,11 @@ class LocalHost:
         row = await self.app.sessions.add_workspace(path, args.get("name"))
         return {"workspace": asdict(row)}
 
+    async def trust_workspace(self, workspace_id: str, trusted: bool) -> Payload:
+        row = await self.app.sessions.set_workspace_trust(workspace_id, trusted)
+        self.app.hooks.registry.invalidate()  # the next call sees the change
+        return {"workspace": asdict(row)}
+
     async def list_profiles(self) -> Payload:
         return {"profiles": [asdict(row) for row in self.app.sessions.workspaces.profiles()]}
 

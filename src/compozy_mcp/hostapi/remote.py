@@ -323,6 +323,11 @@ class RemoteHost:
     async def add_workspace(self, fields: Any) -> Payload:
         return await self._request("POST", "/workspaces", body=fields)
 
+    async def trust_workspace(self, workspace_id: str, trusted: bool) -> Payload:
+        return await self._request(
+            "POST" if trusted else "DELETE", f"/workspaces/{_segment(workspace_id)}/trust"
+        )
+
     async def list_profiles(self) -> Payload:
         return await self._request("GET", "/profiles")
 

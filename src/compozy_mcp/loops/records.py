@@ -7,6 +7,7 @@ from typing import Any
 
 from compozy_mcp.loops.lint import selected_view
 from compozy_mcp.loops.model import Definition
+from compozy_mcp.loops.ownership import author_label
 from compozy_mcp.native.registry import ToolRegistry
 from compozy_mcp.store.loops import LoopRow
 
@@ -27,6 +28,8 @@ def loop_record(row: LoopRow, definition: Definition, tools: ToolRegistry) -> di
     if definition.description:
         record["description"] = definition.description
     record.update(
+        owner=author_label(row.owner),
+        author=author_label(row.author),
         created_at=row.created_at,
         nodes=nodes,
         edges=[
@@ -60,6 +63,8 @@ def run_record(doc: dict[str, Any]) -> dict[str, Any]:
     """A stored run document as its public record (store-only fields left out)."""
     record: dict[str, Any] = {key: doc.get(key) for key in _RUN_KEYS}
     record["updated_at"] = doc["updated_at"]
+    if doc.get("acts_as") not in (None, doc.get("started_by")):
+        record["acts_as"] = doc["acts_as"]  # its nodes act with a narrower policy than its starter
     for key in ("ended_at", "recovered_at", "error"):
         if doc.get(key) is not None:
             record[key] = doc[key]

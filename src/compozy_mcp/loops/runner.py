@@ -144,7 +144,10 @@ class Runner:
         self._save = save
         self.clock = clock
         self.order, self.bodies = plan(definition)
-        self.scope = CallScope(session_id=doc.get("started_by"))
+        # the session it acts as (the narrower of its starter and its version's author, see
+        # :mod:`.ownership`); a run stored before that was recorded acts as its starter
+        acting = doc["acts_as"] if "acts_as" in doc else doc.get("started_by")
+        self.scope = CallScope(session_id=acting)
         self._templates: dict[str, refs.Template] = {}
         #: the bytes of node outputs the run holds (a resumed run starts from what it has)
         self.used = json_size_within(doc.get("nodes"), self.limits.run_bytes)

@@ -2,10 +2,12 @@
 (versioned), runs (persisted as they move, run in this process's event loop) and their
 recovery after a restart.
 
-Who may act: definitions are shared by every caller (linting and storing one runs nothing).
-A run is made in the scope of the caller that starts it: its tool and agent nodes call as that
-caller, held to its permission policy. A managed session reads, cancels and answers only the
-runs started by itself or one of its descendants; the operator acts on every run.
+Who may act (:mod:`.ownership`): a Loop belongs to who stored its first version, the operator
+or a session and its ancestors; a managed session lists, reads, versions and runs only the
+Loops its tree owns. A run is made in the scope of the caller that starts it, narrowed to the
+author of the version it runs: its tool and agent nodes call as that session, held to its
+permission policy. A managed session reads, cancels and answers only the runs started by
+itself or one of its descendants; the operator acts on every run.
 
 Restart: a run records the process that drives it. When a daemon starts, each run left
 ``running`` by a process that is gone is resumed if every node it was in the middle of may be
@@ -36,7 +38,7 @@ from compozy_mcp.errors import (
     ToolDenied,
     ToolInvalidInput,
 )
-from compozy_mcp.loops import contracts, superseded
+from compozy_mcp.loops import contracts, ownership, superseded
 from compozy_mcp.loops.kinds import input_schema
 from compozy_mcp.loops.limits import LoopLimits
 from compozy_mcp.loops.lint import errors, lint
@@ -169,22 +171,38 @@ class LoopService:
     async def create(self, call: CallInfo, definition: Any, loop_id: str | None) -> dict[str, Any]:
         checked = await self._checked(call, definition)
         loop_id = loop_id or f"loop-{secrets.token_hex(4)}"
+        caller = call.scope.session_id
+        with self._store.read() as reader:
+            existing = reader.loop(loop_id)
+        if existing is not None:
+            ownership.check_loop(self._sessions.access, call, loop_id, existing.owner)
+        owner = existing.owner if existing is not None else caller
         doc = {
             "format": FORMAT,
             "document": checked.document,
             "source": definition if isinstance(definition, str) else None,
-            "created_by": call.scope.session_id,
+            "created_by": caller,
         }
 
         def insert() -> LoopRow:
             with self._store.write() as writer:
                 latest = writer.loop(loop_id)
+                if (latest is None) != (existing is None) or (
+                    latest is not None and latest.owner != owner
+                ):
+                    raise ToolConflict(
+                        call.tool_id,
+                        f'loop "{loop_id}" was stored by another caller meanwhile; try again',
+                        reason=Reason.WRITE_CONFLICT,
+                    )
                 row = LoopRow(
                     loop_id,
                     (latest.version + 1) if latest else 1,
                     checked.name,
                     doc,
                     self.now(),
+                    owner=owner,
+                    author=caller,
                 )
                 writer.add_loop(row)
                 return row
@@ -213,13 +231,35 @@ class LoopService:
         source = load(text, self._limits) if isinstance(text, str) else from_object(doc["document"])
         return lint(source, self._tools, self._limits)
 
-    async def info(self, call: CallInfo, loop_id: str, version: int | None) -> dict[str, Any]:
+    def _owned_row(self, call: CallInfo, loop_id: str, version: int | None) -> LoopRow:
+        """A stored version the caller may act on (:mod:`.ownership`)."""
         row = self._row(call, loop_id, version)
-        return loop_record(row, await self.definition_of(row), self._tools)
+        ownership.check_loop(self._sessions.access, call, loop_id, row.owner)
+        return row
+
+    async def info(self, call: CallInfo, loop_id: str, version: int | None) -> dict[str, Any]:
+        row = self._owned_row(call, loop_id, version)
+        with self._store.read() as reader:
+            versions = reader.loop_versions(loop_id)
+        result = loop_record(row, await self.definition_of(row), self._tools)
+        result["loop"]["versions"] = [
+            {
+                "version": v.version,
+                "author": ownership.author_label(v.author),
+                "created_at": v.created_at,
+            }
+            for v in versions
+        ]
+        return result
 
     async def list_loops(self, call: CallInfo) -> dict[str, Any]:
+        """The latest version of each Loop the caller may act on."""
         with self._store.read() as reader:
-            rows = reader.loops()
+            everything = reader.loops()
+        caller = call.scope.session_id
+        rows = [
+            row for row in everything if ownership.owns(self._sessions.access, caller, row.owner)
+        ]
         return {
             "loops": [
                 loop_record(row, await self.definition_of(row), self._tools)["loop"] for row in rows
@@ -267,7 +307,7 @@ class LoopService:
             raise ToolInvalidInput(
                 call.tool_id, f'tool "{call.tool_id}" needs "loop_id" or "definition"'
             )
-        row = self._row(call, loop_id, version)
+        row = self._owned_row(call, loop_id, version)
         definition, items = await self._offload(self._linted, row)
         if errors(items):  # the tools changed since it was stored: lint runs before every start
             raise LoopInvalid(call.tool_id, [item.payload() for item in items])
@@ -281,6 +321,9 @@ class LoopService:
             "loop_version": row.version,
             "status": QUEUED,
             "started_by": call.scope.session_id,
+            "acts_as": ownership.acting_scope(
+                self._sessions.access, call.scope.session_id, row.author
+            ),
             "owner": self.owner,
             "inputs": inputs,
             "contracts": contracts.pin(definition, self._tools),
@@ -373,6 +416,7 @@ class LoopService:
             updated_at=doc["updated_at"],
             doc=dict(doc),
             version=self._versions.get(doc["run_id"], 0),
+            started_by=doc.get("started_by"),
         )
 
     async def _write_new(self, doc: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ from compozy_mcp.schemas import (
     STRING,
     TIMESTAMP,
     array,
+    described,
     enum,
     nullable,
     obj,
@@ -92,6 +93,11 @@ RUN_RECORD = obj(
         "contracts": {"type": "object", "additionalProperties": CONTRACT},
     },
     {
+        "acts_as": described(
+            STRING,
+            "The session whose policy the run's nodes act with, when it is not its starter's "
+            "own: the narrower of the starter and the author of the version it runs.",
+        ),
         "ended_at": TIMESTAMP,
         "recovered_at": TIMESTAMP,
         "error": ERROR,
@@ -105,6 +111,7 @@ RUN_COMPACT = Fields.of(
     "loop_version",
     "status",
     "started_by",
+    "acts_as",
     "created_at",
     "updated_at",
     "ended_at",
@@ -121,6 +128,8 @@ RUNS_VIEWS = ViewSpec(
     follow_up=("runs[].run_id", "next_cursor"),
 )
 
+#: ``operator`` or ``session:<id>``
+OWNER = {"type": "string", "pattern": "^(operator|session:.+)$"}
 LOOP_NODE = obj(
     {"id": STRING, "class": STRING, "kind": STRING},
     {"result_view": VIEW},
@@ -135,9 +144,28 @@ LOOP_RECORD = obj(
         "edges": array(obj({"from": STRING, "to": STRING}, {"when": {"type": "boolean"}})),
         "definition": OPEN_OBJECT,
     },
-    {"description": STRING, "source": STRING},
+    {
+        "description": STRING,
+        "source": STRING,
+        "owner": described(OWNER, "Who the Loop belongs to (its tree may act on it)."),
+        "author": described(OWNER, "Who wrote this version."),
+        "versions": described(
+            array(
+                obj(
+                    {
+                        "version": {"type": "integer", "minimum": 1},
+                        "author": OWNER,
+                        "created_at": TIMESTAMP,
+                    }
+                )
+            ),
+            "Every version of the Loop and who wrote it (compozy__loop_inspect).",
+        ),
+    },
 )
-LOOP_COMPACT = Fields.of("id", "version", "name", "description", "created_at", "nodes")
+LOOP_COMPACT = Fields.of(
+    "id", "version", "name", "description", "owner", "author", "created_at", "nodes", "versions"
+)
 LOOP_VIEWS = ViewSpec(Fields({"loop": LOOP_COMPACT}), follow_up=("loop.id", "loop.version"))
 LOOPS_VIEWS = ViewSpec(Fields({"loops": Each(LOOP_COMPACT)}), follow_up=("loops[].id",))
 LINT_ITEM = obj(

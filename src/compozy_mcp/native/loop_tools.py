@@ -1,10 +1,15 @@
 """The Loop tools, ``compozy__loop_*``: lint, store and run Loops, read and answer their runs.
 
-Who may act: definitions are shared (``validate``, ``create``, ``list``, ``inspect`` are open to
-every caller its policy allows). A run's nodes call tools and prompt agents in the scope of the
-caller that started it, held to that caller's permission policy. ``status``, ``runs``,
-``cancel`` and ``approve`` act on a run only for the operator, the session that started it, or
-an ancestor of that session: a child never reads or answers its parent's or a sibling's runs.
+Who may act: a Loop belongs to who stored its first version (the operator, or a session and
+with it its ancestors; see :mod:`compozy_mcp.loops.ownership`). ``validate`` is open to every
+caller its policy allows; ``create`` (of a new version), ``list``, ``inspect`` and ``run`` act
+only on Loops the caller or one of its descendants owns (the operator: every Loop): another
+tree's Loop is refused with ``tool_denied`` / ``loop_not_in_scope`` and left out of ``list``. A
+run's nodes act with the narrower rights of the caller that started it and the author of the
+version it runs (the operator running a version a session wrote gets that session's policy).
+``status``, ``runs``, ``cancel`` and ``approve`` act on a run only for the operator, the session
+that started it, or an ancestor of that session: a child never reads or answers its parent's or
+a sibling's runs.
 """
 
 from __future__ import annotations

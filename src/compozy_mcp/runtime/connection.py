@@ -27,6 +27,7 @@ from acp.schema import (
 )
 
 from compozy_mcp import __version__
+from compozy_mcp.credentials import SESSION_TOKEN, session_credential
 from compozy_mcp.errors import LimitExceeded
 from compozy_mcp.runtime.framing import LineChannel
 from compozy_mcp.sessions.model import (
@@ -88,7 +89,9 @@ class _Client:
 def session_mcp_server(session_id: str, home: str, discovery: str = "full") -> McpServerStdio:
     """compozy's own MCP endpoint for a session, as the agent starts it: ``compozy proxy
     --session ID`` on the same home (it relays the daemon when one listens there), so the
-    agent sees the tools its session's policy allows, with its approvals."""
+    agent sees the tools its session's policy allows, with its approvals. It reaches a daemon
+    that wants a token with the session's own credential (``COMPOZY_SESSION_TOKEN``), never
+    the daemon's token."""
     args = ["-m", "compozy_mcp", "proxy", "--session", session_id]
     if discovery != "full":
         args += ["--discovery", discovery]
@@ -96,7 +99,10 @@ def session_mcp_server(session_id: str, home: str, discovery: str = "full") -> M
         name="compozy",
         command=sys.executable,
         args=args,
-        env=[EnvVariable(name="COMPOZY_HOME", value=home)],
+        env=[
+            EnvVariable(name="COMPOZY_HOME", value=home),
+            EnvVariable(name=SESSION_TOKEN, value=session_credential(session_id)),
+        ],
     )
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Protocol
 
 from compozy_mcp.agents.definitions import AgentDefinition
+from compozy_mcp.childenv import child_environment
 from compozy_mcp.runtime import orphans
 
 #: bytes of stderr a failure report quotes
@@ -216,7 +217,8 @@ class SubprocessLauncher:
     async def launch(
         self, agent: AgentDefinition, cwd: str, env: Mapping[str, str]
     ) -> ProcessTransport:
-        environment = {**os.environ, **agent.env, **env}
+        # never the daemon's token: its own proxy gets a session credential instead
+        environment = child_environment({**os.environ, **agent.env, **env})
         check_root(agent, environment)
         command = agent_argv(agent, environment, self.installed)
         stdin_r, stdin_w = os.pipe()

@@ -750,6 +750,9 @@ class Sessions:
     async def add_workspace(self, path: Path, name: str | None = None) -> WorkspaceRow:
         return await self._offload(self.workspaces.add_workspace, path, name)
 
+    async def set_workspace_trust(self, workspace_id: str, trusted: bool) -> WorkspaceRow:
+        return await self._offload(self.workspaces.set_trust, workspace_id, trusted)
+
     async def add_profile(
         self, name: str, color: str | None = None, icon: str | None = None
     ) -> ProfileRow:

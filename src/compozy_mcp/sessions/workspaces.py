@@ -71,6 +71,20 @@ class Workspaces:
             writer.insert_workspace(row)
         return row
 
+    def set_trust(self, workspace_id: str, trusted: bool) -> WorkspaceRow:
+        """Trust a workspace (its ``.compozy/hooks.yaml`` runs from then on) or no longer. The
+        operator's alone: no tool offers it, so no session can trust its own workspace."""
+        with self._store.write() as writer:
+            current = writer.workspace(workspace_id)
+            if current is None:
+                raise ResourceNotFound("", "workspace", workspace_id)
+            # trusting again keeps the first time it was trusted
+            at = (current.trusted_at or self._now()) if trusted else None
+            writer.set_workspace_trust(workspace_id, at)
+            found = writer.workspace(workspace_id)
+        assert found is not None
+        return found
+
     def add_profile(
         self, name: str, color: str | None = None, icon: str | None = None
     ) -> ProfileRow:

@@ -24,6 +24,8 @@ class WorkspaceRow:
     name: str
     path: str
     created_at: str
+    #: when the operator trusted it (its ``.compozy/hooks.yaml`` runs only then); ``None``: not
+    trusted_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,6 +360,10 @@ HOOK_RUNS_KEPT = 10_000
 class StoreWriter(StoreReader, LoopWriter, WorktreeWriter):
     @abstractmethod
     def insert_workspace(self, row: WorkspaceRow) -> None: ...
+
+    @abstractmethod
+    def set_workspace_trust(self, workspace_id: str, trusted_at: str | None) -> bool:
+        """Trust a workspace (``trusted_at``) or no longer (``None``); ``False``: no such one."""
 
     @abstractmethod
     def insert_profile(self, row: ProfileRow) -> None: ...

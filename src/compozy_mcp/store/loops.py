@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 #: the largest run document the store writes, or reads whole: past the most outputs a run may
@@ -43,10 +43,7 @@ def oversized_run(row: LoopRunRow, size: int) -> LoopRunRow:
         "error": failure,
         OVERSIZED: size,
     }
-    return LoopRunRow(
-        row.id, row.loop_id, row.loop_version, status, None, row.created_at,
-        row.updated_at, doc, row.version, row.seq,
-    )  # fmt: skip
+    return replace(row, status=status, owner=None, doc=doc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +54,11 @@ class LoopRow:
     #: ``{"document": ..., "source": ...}``: the definition as given, and its text if any
     doc: dict[str, Any]
     created_at: str
+    #: the session whose tree the Loop belongs to (every version carries the first one's);
+    #: ``None``: the operator's, as is every Loop stored before Loops had owners
+    owner: str | None = None
+    #: the session that wrote this version; ``None``: the operator
+    author: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,8 @@ class LoopRunRow:
     doc: dict[str, Any]
     version: int = 0
     seq: int = 0
+    #: the session that started it; ``None``: the operator
+    started_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +90,10 @@ class LoopReader(ABC):
     @abstractmethod
     def loop(self, loop_id: str, version: int | None = None) -> LoopRow | None:
         """One version of a Loop (``None``: the latest)."""
+
+    @abstractmethod
+    def loop_versions(self, loop_id: str) -> list[LoopRow]:
+        """Every version of a Loop, oldest first."""
 
     @abstractmethod
     def loops(self) -> list[LoopRow]:

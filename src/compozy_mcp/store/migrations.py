@@ -247,6 +247,24 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX worktrees_by_workspace ON worktrees(workspace_id, created_at);
         """,
     ),
+    Migration(
+        8,
+        "loops know who owns them and who wrote each version; runs who started them",
+        """
+        ALTER TABLE loops ADD COLUMN owner TEXT;
+        ALTER TABLE loops ADD COLUMN author TEXT;
+        UPDATE loops SET author = json_extract(doc, '$.created_by');
+        ALTER TABLE loop_runs ADD COLUMN started_by TEXT;
+        UPDATE loop_runs SET started_by = json_extract(doc, '$.started_by');
+        """,
+    ),
+    Migration(
+        9,
+        "workspaces the operator trusted (their hooks.yaml runs)",
+        """
+        ALTER TABLE workspaces ADD COLUMN trusted_at TEXT;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

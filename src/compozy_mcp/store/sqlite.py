@@ -143,14 +143,16 @@ class _SQLiteReader(SQLiteLoopReader, SQLiteWorktreeReader, StoreReader):
 
     def workspace(self, workspace_id: str) -> WorkspaceRow | None:
         row = self._one(
-            "SELECT id, name, path, created_at FROM workspaces WHERE id = ?", (workspace_id,)
+            "SELECT id, name, path, created_at, trusted_at FROM workspaces WHERE id = ?",
+            (workspace_id,),
         )
         return WorkspaceRow(**dict(row)) if row else None
 
     def workspaces(self) -> list[WorkspaceRow]:
         # rowid: insertion order among rows created in the same second
         rows = self._conn.execute(
-            "SELECT id, name, path, created_at FROM workspaces ORDER BY created_at, rowid"
+            "SELECT id, name, path, created_at, trusted_at FROM workspaces "
+            "ORDER BY created_at, rowid"
         )
         return [WorkspaceRow(**dict(row)) for row in rows]
 
@@ -410,9 +412,16 @@ class _SQLiteReader(SQLiteLoopReader, SQLiteWorktreeReader, StoreReader):
 class _SQLiteWriter(SQLiteLoopWriter, SQLiteWorktreeWriter, _SQLiteReader, StoreWriter):
     def insert_workspace(self, row: WorkspaceRow) -> None:
         self._conn.execute(
-            "INSERT INTO workspaces (id, name, path, created_at) VALUES (?, ?, ?, ?)",
-            (row.id, row.name, row.path, row.created_at),
+            "INSERT INTO workspaces (id, name, path, created_at, trusted_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (row.id, row.name, row.path, row.created_at, row.trusted_at),
         )
+
+    def set_workspace_trust(self, workspace_id: str, trusted_at: str | None) -> bool:
+        updated = self._conn.execute(
+            "UPDATE workspaces SET trusted_at = ? WHERE id = ?", (trusted_at, workspace_id)
+        ).rowcount
+        return updated == 1
 
     def insert_profile(self, row: ProfileRow) -> None:
         self._conn.execute(

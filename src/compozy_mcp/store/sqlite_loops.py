@@ -23,14 +23,21 @@ from compozy_mcp.store.loops import (
 #: a run's document is read only when it is within the cap (its size is read first)
 _RUN_COLUMNS = (
     "seq, id, loop_id, loop_version, status, owner, created_at, updated_at, version, "
-    f"length(CAST(doc AS BLOB)) AS doc_bytes, "
-    f"CASE WHEN length(CAST(doc AS BLOB)) > {RUN_DOC_CAP} THEN NULL ELSE doc END AS doc"
+    "length(CAST(doc AS BLOB)) AS doc_bytes, "
+    f"CASE WHEN length(CAST(doc AS BLOB)) > {RUN_DOC_CAP} THEN NULL ELSE doc END AS doc, "
+    "started_by"
 )
 
 
 def _loop(row: sqlite3.Row) -> LoopRow:
     return LoopRow(
-        row["id"], row["version"], row["name"], jsonutil.loads(row["doc"]), row["created_at"]
+        row["id"],
+        row["version"],
+        row["name"],
+        jsonutil.loads(row["doc"]),
+        row["created_at"],
+        owner=row["owner"],
+        author=row["author"],
     )
 
 
@@ -46,6 +53,7 @@ def _run(row: sqlite3.Row) -> LoopRunRow:
         doc={},
         version=row["version"],
         seq=row["seq"],
+        started_by=row["started_by"],
     )
     if row["doc"] is None:
         return oversized_run(found, int(row["doc_bytes"]))
@@ -64,6 +72,10 @@ class SQLiteLoopReader(LoopReader):
             params = (loop_id, version)
         row = self._conn.execute(sql, params).fetchone()
         return _loop(row) if row is not None else None
+
+    def loop_versions(self, loop_id: str) -> list[LoopRow]:
+        rows = self._conn.execute("SELECT * FROM loops WHERE id = ? ORDER BY version", (loop_id,))
+        return [_loop(row) for row in rows]
 
     def loops(self) -> list[LoopRow]:
         rows = self._conn.execute(
@@ -101,8 +113,17 @@ class SQLiteLoopWriter(SQLiteLoopReader, LoopWriter):
     def add_loop(self, row: LoopRow) -> None:
         try:
             self._conn.execute(
-                "INSERT INTO loops (id, version, name, doc, created_at) VALUES (?, ?, ?, ?, ?)",
-                (row.id, row.version, row.name, jsonutil.dumps_text(row.doc), row.created_at),
+                "INSERT INTO loops (id, version, name, doc, created_at, owner, author) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.id,
+                    row.version,
+                    row.name,
+                    jsonutil.dumps_text(row.doc),
+                    row.created_at,
+                    row.owner,
+                    row.author,
+                ),
             )
         except sqlite3.IntegrityError as exc:
             raise StaleWrite(f"loop {row.id} version {row.version} exists") from exc
@@ -123,7 +144,7 @@ class SQLiteLoopWriter(SQLiteLoopReader, LoopWriter):
         if row.version == 0:
             cursor = self._conn.execute(
                 "INSERT INTO loop_runs (id, loop_id, loop_version, status, owner, created_at, "
-                "updated_at, version, doc) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?)",
+                "updated_at, version, doc, started_by) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
                 (
                     row.id,
                     row.loop_id,
@@ -133,6 +154,7 @@ class SQLiteLoopWriter(SQLiteLoopReader, LoopWriter):
                     row.created_at,
                     row.updated_at,
                     doc,
+                    row.started_by,
                 ),
             )
             return replace(row, version=1, seq=int(cursor.lastrowid or 0))

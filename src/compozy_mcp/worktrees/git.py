@@ -4,7 +4,8 @@ Every call is synchronous (the session layer runs it in a worker thread). A comm
 outlives its deadline is killed with its whole group (git may start hooks, ``gc`` or a pager
 helper), so nothing it started is left behind. The environment is the caller's, minus the
 variables that would point git at another repository (``GIT_DIR`` set by an enclosing git hook,
-say), plus what keeps git from asking anyone anything.
+say), and the daemon's secrets (:mod:`compozy_mcp.childenv`), plus what keeps git from asking
+anyone anything.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from compozy_mcp.childenv import child_environment
 
 #: seconds one git command may take; a worktree of a large repository is checked out in one
 DEFAULT_TIMEOUT = 120.0
@@ -70,7 +73,8 @@ class GitResult:
 
 
 def git_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ if base is None else base)
+    # never the daemon's token: git runs the repository's hooks, which a session may write
+    env = child_environment(base)
     for name in _REPOSITORY_VARIABLES:
         env.pop(name, None)
     env.update(_QUIET)
