@@ -405,3 +405,27 @@ async def test_an_answer_that_lost_a_race_is_refused(
     with pytest.raises(ToolConflict) as caught:
         await tool(app, "approve", {"run_id": run["run_id"], "decision": "approve"})
     assert caught.value.reason == "write_conflict"
+
+
+async def test_compact_run_keeps_each_fan_out_items_status_and_failure(
+    app: App, call: Caller
+) -> None:
+    """Spec, what compact keeps: state and failures (of every fan-out item); the items'
+    outputs stay in the full record."""
+    sid = await _session(call)
+    text = graph(
+        'id: each\nclass: control\nkind: fan-out\nparams:\n  items: "{{ .inputs.ids }}"',
+        "id: inspect\nclass: action\nkind: compozy__session_status\nparams:\n"
+        '    session_id: "{{ .item }}"',
+        "id: all\nclass: control\nkind: collect\nparams:\n  from: each",
+        edges=(("each", "inspect"), ("inspect", "all")),
+    )
+    full = await _run(app, text, inputs={"ids": [sid, "sess-nope"]})
+    compact = (await tool(app, "status", {"run_id": full["run_id"]}))["run"]
+    items = _node(compact, "inspect")["items"]
+    assert [item["status"] for item in items] == [
+        item["status"] for item in _node(full, "inspect")["items"]
+    ]
+    failed = [item for item in items if "error" in item]
+    assert failed and failed[0]["error"]["reason"] == "session_not_found"
+    assert all("output" not in item for item in items)

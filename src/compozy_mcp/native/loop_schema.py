@@ -110,7 +110,18 @@ RUN_COMPACT = Fields.of(
     "ended_at",
     "recovered_at",
     "error",
-    nodes=Each(Fields.of("node_id", "kind", "status", "result_view", "error", "gate")),
+    nodes=Each(
+        Fields.of(
+            "node_id",
+            "kind",
+            "status",
+            "result_view",
+            "error",
+            "gate",
+            # the state and failure of every fan-out item; their outputs are in the full record
+            items=Each(Fields.of("status", "error")),
+        )
+    ),
 )
 RUN_VIEWS = ViewSpec(
     Fields({"run": RUN_COMPACT}),
