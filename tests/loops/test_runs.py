@@ -426,6 +426,6 @@ async def test_compact_run_keeps_each_fan_out_items_status_and_failure(
     assert [item["status"] for item in items] == [
         item["status"] for item in _node(full, "inspect")["items"]
     ]
-    failed = [item for item in items if "error" in item]
-    assert failed and failed[0]["error"]["reason"] == "session_not_found"
+    (failed,) = [item for item in items if "error" in item]
+    assert failed["error"]["reason"] == "session_not_found"
     assert all("output" not in item for item in items)
