@@ -150,3 +150,17 @@ def test_detach_without_a_daemon_follows_the_run(home: Home) -> None:
     assert done.returncode == 0, done.stderr
     assert "following the run in this process" in done.stderr
     assert done.stdout.splitlines()[-1] == "succeeded"
+
+
+def test_tool_invoke_loop_create_json_error_carries_the_lint_items(home: Home) -> None:
+    """A script on ``compozy tool invoke`` gets the redacted message and every lint item."""
+    tool_input = json.dumps({"definition": SPEC_EXAMPLE_COMPACT})
+    done = compozy(
+        home, "tool", "invoke", "compozy__loop_create", "--input", tool_input, "-o", "json"
+    )
+    assert done.returncode == EXIT_USAGE
+    error = json.loads(done.stdout)["error"]
+    assert (error["reason"], error["message"]) == ("loop_invalid", "invalid tool request")
+    (item,) = error["details"]["items"]
+    assert item["code"] == "result_view_field_requires_full"
+    assert item["node_id"] == "report"

@@ -54,6 +54,54 @@ async def test_validate_and_create_answer_the_spec_error(http: httpx2.AsyncClien
     )
 
 
+def _lint_finding(error: dict[str, Any]) -> tuple[str, str, str | None, str | None]:
+    (item,) = error["details"]["items"]
+    return item["code"], item["message"], item["node_id"], item["path"]
+
+
+SPEC_FINDING = (
+    "result_view_field_requires_full",
+    SPEC_MESSAGE,
+    "report",
+    "params.prompt",
+)
+
+
+async def test_a_refused_create_over_http_carries_every_lint_item_with_a_redacted_message(
+    http: httpx2.AsyncClient,
+) -> None:
+    """Spec, Errors: HTTP redacts the dispatch message, not the lint findings the author must
+    read: the item, node, path and fix reach a remote client."""
+    refused = await _send(
+        http, "POST", "/api/loops", 400, json={"definition": SPEC_EXAMPLE_COMPACT}
+    )
+    error = refused["error"]
+    assert error["message"] == "invalid tool request"
+    assert "diagnostic" not in error
+    assert _lint_finding(error) == SPEC_FINDING
+
+
+@pytest.mark.parametrize("verb", ["create", "run"])
+async def test_loop_create_and_run_invoked_over_http_carry_the_lint_items(
+    http: httpx2.AsyncClient, verb: str
+) -> None:
+    tool_id = f"compozy__loop_{verb}"
+    refused = await _send(
+        http,
+        "POST",
+        f"/api/tools/{tool_id}/invoke",
+        400,
+        json={"input": {"definition": SPEC_EXAMPLE_COMPACT}},
+    )
+    error = refused["error"]
+    assert (error["code"], error["reason"], error["message"]) == (
+        "tool_invalid_input",
+        "loop_invalid",
+        "invalid tool request",
+    )
+    assert _lint_finding(error) == SPEC_FINDING
+
+
 async def test_loops_and_runs_as_resources(http: httpx2.AsyncClient, call: Caller) -> None:
     sid = (await call.create())["id"]
     text = graph(status_node(view="full"), gate("review"), edges=(("inspect", "review"),))
