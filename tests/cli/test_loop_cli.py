@@ -178,3 +178,18 @@ def test_tool_invoke_loop_create_json_error_carries_the_lint_items(home: Home) -
     (item,) = error["details"]["items"]
     assert item["code"] == "result_view_field_requires_full"
     assert item["node_id"] == "report"
+
+
+def test_loop_run_shows_a_failed_nodes_dispatch_error_redacted(home: Home) -> None:
+    """Spec, Errors: the CLI keeps code and reason and redacts the dispatch message; a node's
+    failed call is no exception (``-v`` is for the dispatch diagnostic, not the run record)."""
+    path = _file(home, "loop.yaml", graph(status_node(view="full")))
+    done = compozy(home, "loop", "run", path, "--inputs", '{"session_id": 7}')
+    assert done.returncode != 0
+    shown = done.stdout + done.stderr
+    assert "invalid tool request" in shown
+    assert "tool_invalid_input (schema_invalid)" in shown
+    assert "must be a string" not in shown
+    as_json = compozy(home, "loop", "run", path, "--inputs", '{"session_id": 7}', "-o", "json")
+    run = json.loads(as_json.stdout)["run"]
+    assert run["nodes"][0]["error"]["message"] == "invalid tool request"

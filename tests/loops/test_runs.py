@@ -429,3 +429,30 @@ async def test_compact_run_keeps_each_fan_out_items_status_and_failure(
     (failed,) = [item for item in items if "error" in item]
     assert failed["error"]["reason"] == "session_not_found"
     assert all("output" not in item for item in items)
+
+
+def test_a_recorded_error_names_what_the_redacting_surfaces_show() -> None:
+    from compozy_mcp.errors import ToolConflict, ToolDenied
+    from compozy_mcp.loops.redaction import error_payload, redact_result
+
+    denied = error_payload(ToolDenied("t", "hook said no: secret reason"))
+    assert (denied["message"], denied["redacted_as"]) == (
+        "hook said no: secret reason",
+        "tool invocation denied",
+    )
+    conflict = error_payload(ToolConflict("t", "fence moved"))
+    assert "redacted_as" not in conflict  # not an input error or a denial: shown as it is
+    record = {"run": {"error": denied, "nodes": [{"error": denied, "items": [{"error": denied}]}]}}
+    shown = redact_result(record)["run"]
+    for error in (
+        shown["error"],
+        shown["nodes"][0]["error"],
+        shown["nodes"][0]["items"][0]["error"],
+    ):
+        assert error == {
+            "code": "tool_denied",
+            "reason": denied["reason"],
+            "message": "tool invocation denied",
+            "tool_id": "t",
+        }
+    assert record["run"]["error"]["message"] == "hook said no: secret reason"  # not mutated

@@ -35,7 +35,17 @@ NODE_STATUSES = (
 VIEW = {"type": ["string", "null"], "enum": ["compact", "full", None]}
 ERROR = obj(
     {"code": STRING, "reason": STRING, "message": STRING},
-    {"tool_id": STRING, "node_id": STRING, "item_index": COUNT, "details": OPEN_OBJECT},
+    {
+        "tool_id": STRING,
+        "node_id": STRING,
+        "item_index": COUNT,
+        "details": OPEN_OBJECT,
+        "redacted_as": {
+            "type": "string",
+            "description": "The message the CLI and HTTP/UDS show instead of the dispatch "
+            "message (input errors and denials).",
+        },
+    },
 )
 CRITERION = obj({"id": STRING, "prompt": STRING})
 GATE = obj(
