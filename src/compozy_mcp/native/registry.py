@@ -46,13 +46,15 @@ def _default_preview(record: dict[str, Any]) -> str:
     return ", ".join(sorted(record))
 
 
-def count_preview(key: str, noun: str) -> Preview:
-    """``"3 skills; more with next_cursor"``: the preview of a listing under ``key``."""
+def count_preview(key: str, noun: str, plural: str | None = None) -> Preview:
+    """``"3 skills; more with next_cursor"``: the preview of a listing under ``key``
+    (``plural``: default the noun and an s)."""
+    many = plural or f"{noun}s"
 
     def preview(result: dict[str, Any]) -> str:
         count = len(result[key])
         more = "; more with next_cursor" if "next_cursor" in result else ""
-        return f"{count} {noun}{'' if count == 1 else 's'}{more}"
+        return f"{count} {noun if count == 1 else many}{more}"
 
     return preview
 
