@@ -458,6 +458,17 @@ async def test_an_agent_crashing_mid_turn_fails_the_runtime_and_a_later_bind_wor
         'agent "echo" exited with status 3 during a turn; stderr: echo: crashed on request'
     )
     assert session["stop_cause"] == "failure"
+    # spec, session record tools: "stop_reason, stop_detail, failure | The session stopped or
+    # failed": the session's own failure, in the compact record too
+    compact = await call.session("compozy__session_status", {"session_id": sid})
+    assert compact["failure"] == {
+        "kind": "agent_crashed",
+        "summary": session["runtime"]["failure"]["summary"],
+    }
+    assert (compact["stop_reason"], compact["stop_detail"]) == (
+        "agent_crashed",
+        compact["failure"]["summary"],
+    )
     rebound = await call.session(
         "compozy__session_runtime_set",
         {
@@ -469,6 +480,7 @@ async def test_an_agent_crashing_mid_turn_fails_the_runtime_and_a_later_bind_wor
     )
     assert rebound["runtime"]["status"] == "ready"
     assert "stop_cause" not in rebound
+    assert "failure" not in rebound
     assert (await _prompt(call, sid, "again"))["status"] == "completed"
     assert len(launcher.running()) == 1
 
