@@ -49,6 +49,7 @@ from compozy_mcp.proxy.discovery import (
     search_listing,
 )
 from compozy_mcp.proxy.elicit import ask_person
+from compozy_mcp.proxy.forwarding import UpstreamCall
 from compozy_mcp.proxy.listing import mcp_tool
 from compozy_mcp.proxy.notify import ToolsChanged
 from compozy_mcp.proxy.paging import Pages
@@ -436,15 +437,19 @@ class ProxyServer:
             streamed = streamed or _progress_token(ctx.meta) is not None
             await ctx.session.report_progress(progress, total, message)
 
-        result = await upstream.call(
+        forwarded = UpstreamCall(
+            upstream,
             name,
             own_name,
-            arguments,
             # Always asked for: the SDK reports progress to the caller only if it asked (in
             # _meta, or in-process through a callback this handler cannot see), else drops it.
             progress=relay_progress,
             meta=meta,
             asker=asker,
+        )
+        # hooks fire on upstream tools too (tool.pre_call may deny or patch the input)
+        result = await self.app.dispatcher.call_external(
+            name, arguments, forwarded, scope=scope, read_only=forwarded.read_only
         )
         if (streamed or asker.asked) and _over_http(ctx):
             # the answer is an event stream: a result too large for one event is stored
