@@ -6,6 +6,11 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: install run tour test lint typecheck unit tests node-deps soak bench clean
 
+# Python writes its bytecode caches here even where the environment says not to: without them
+# every test process, and every daemon, proxy and agent a test starts, compiles its modules
+# (and pytest rewrites every test module) again on each run.
+unexport PYTHONDONTWRITEBYTECODE
+
 $(STAMP): pyproject.toml
 	@echo "install: creating $(VENV) and installing compozy-mcp with its dev tools from PyPI"
 	@echo "install: about 55 packages, 200 MB; a minute or so the first time (once only)"
@@ -56,9 +61,10 @@ soak: $(STAMP)
 	rm -f .soak/figures.json
 	$(BIN)/pytest -m soak -s
 
-# Catalog bytes, result bytes, call overhead, hook overhead, prompt round trip, Loop lint and
-# streaming over HTTP (FastMCP is installed into .bench/ on first use).
-bench: $(STAMP)
+# Catalog bytes, result bytes, call overhead, hook overhead, prompt round trip, Loop lint,
+# streaming over HTTP (FastMCP is installed into .bench/ on first use), and with the real
+# agents (node-deps): time to first token and what the model reads.
+bench: $(STAMP) node-deps
 	$(BIN)/python -m benchmarks.catalog_bytes --verify-stdio
 	$(BIN)/python -m benchmarks.result_bytes
 	$(BIN)/python -m benchmarks.call_overhead
@@ -67,6 +73,8 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.loop_lint
 	$(BIN)/python -m benchmarks.worktrees
 	$(BIN)/python -m benchmarks.http_streaming
+	$(BIN)/python -m benchmarks.first_token
+	$(BIN)/python -m benchmarks.model_reads
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis .bench

@@ -11,6 +11,8 @@ Rows (each one echo agent process, bound once, then N sequential prompts of a sh
           or tool using the daemon pays.
 
 Each row reports prompts/s, median and p95 latency, and its median latency as a ratio to (acp).
+Then the warm time to first token through the daemon against a bare ACP client, for echo and
+each real agent that is installed (:mod:`benchmarks.first_token`).
 
     python -m benchmarks.prompt_roundtrip [--json] [--quick]
 """
@@ -94,13 +96,18 @@ async def runtime_row(prompts: int, home: Path) -> list[float]:
             await app.shutdown()
 
 
-def _start_daemon(home: Path) -> tuple[subprocess.Popen[str], str]:
+def _start_daemon(
+    home: Path, extra_env: dict[str, str] | None = None, *, uds: bool = False
+) -> tuple[subprocess.Popen[str], str]:
+    """``compozy serve`` on a free port; with ``uds`` its socket too, which the MCP
+    servers of the agents it runs relay to (without it they serve in-process)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMPOZY_")}
+    env.update(extra_env or {})
     env["COMPOZY_HOME"] = str(home / "daemon")
     env["COMPOZY_WORKSPACE"] = str(home / "ws")
     compozy = Path(sys.executable).parent / "compozy"
     process = subprocess.Popen(
-        [str(compozy), "serve", "--port", "0", "--no-uds"],
+        [str(compozy), "serve", "--port", "0", *(() if uds else ("--no-uds",))],
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -175,9 +182,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     prompts = 5 if args.quick else args.prompts
     rows = asyncio.run(measure(prompts))
+    # warm time to first token, pushed through the daemon: echo always, the real agents when
+    # installed (issue 21)
+    from benchmarks import first_token
+
+    firsts = asyncio.run(
+        first_token.measure(3, ["echo"]) if args.quick else first_token.measure(20)
+    )
     info = machine()
     if args.json:
-        emit_json({"machine": info, "prompts": prompts, "results": rows})
+        emit_json({"machine": info, "prompts": prompts, "results": rows, "first_token": firsts})
         return 0
     print(machine_line(info))
     print(f"prompt round trip on the echo agent, {prompts} sequential prompts per row\n")
@@ -197,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
             ],
         )
     )
+    print()
+    print(first_token.report(firsts))
     return 0
 
 

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from benchmarks.driver import RealisticDriver
-from compozy_mcp.agents.definitions import BUILTINS as PROVIDERS
 from compozy_mcp.assembly import App, open_app
 from compozy_mcp.clock import FixedClock, timestamp
 from compozy_mcp.config import Settings
@@ -86,6 +85,14 @@ CHILD_TOOLS = (
     "compozy__tool_search",
     "compozy__tool_artifact_read",
 )
+#: the models (and efforts) the real adapters announce when they start (docs/agents.md): the
+#: built-in definitions list none, so the world picks from these
+ANNOUNCED_MODELS = {
+    "claude": ("default", "sonnet[1m]", "opus[1m]", "haiku"),
+    "codex": ("gpt-5.5-codex", "gpt-5.5", "gpt-5.5-mini"),
+    "gemini": ("gemini-2.5-pro", "gemini-2.5-flash"),
+}
+ANNOUNCED_EFFORTS = {"codex": ("low", "medium", "high", "xhigh")}
 MCP_SERVERS = ("github", "linear", "sentry", "postgres", "playwright")
 CHILD_PATHS = ("src/upload", "src/sync", "tests/upload", "tests/e2e", "docs", "scripts")
 TOOLS_IN_TURN = ("Bash", "Edit", "Read", "Grep", "compozy__session_status", None)
@@ -204,10 +211,10 @@ class _Builder:
 
     def selection(self) -> dict[str, str]:
         provider = self.rng.choices(("claude", "codex", "gemini"), weights=(55, 30, 15))[0]
-        info = PROVIDERS[provider]
-        out = {"provider": provider, "model": self.rng.choice(info.models)}
-        if info.reasoning_efforts:
-            out["reasoning_effort"] = self.rng.choice(info.reasoning_efforts)
+        out = {"provider": provider, "model": self.rng.choice(ANNOUNCED_MODELS[provider])}
+        efforts = ANNOUNCED_EFFORTS.get(provider)
+        if efforts:
+            out["reasoning_effort"] = self.rng.choice(efforts)
         return out
 
     async def bind(self, session_id: str, selection: dict[str, str]) -> dict[str, Any]:
@@ -280,8 +287,8 @@ class _Builder:
             self.tick(20, 300)
             await self.prompt(session_id, text)
         if rng.random() < 0.4:  # switch model on the bound runtime (live configuration)
-            info = PROVIDERS[selection["provider"]]
-            await self.bind(session_id, {**selection, "model": rng.choice(info.models)})
+            models = ANNOUNCED_MODELS[selection["provider"]]
+            await self.bind(session_id, {**selection, "model": rng.choice(models)})
         for _ in range(self.n_children()):
             await self.spawn(session_id, depth=1)
 

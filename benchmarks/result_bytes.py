@@ -63,6 +63,13 @@ class Recorder:
 Step = Callable[[Recorder, random.Random, int], Awaitable[None]]
 
 
+async def _started(rec: Recorder, session_id: str) -> dict[str, Any]:
+    """The session once the start its prompt queued is over (it binds in the background):
+    measuring before would measure a record that differs from run to run."""
+    await rec.world.app.runtime.settled()
+    return await rec.full(session_id)
+
+
 async def _open(rec: Recorder, ids: list[str]) -> list[str]:
     """The sessions of ``ids`` that are neither stopped nor archived."""
     out = []
@@ -502,7 +509,7 @@ async def agents(rec: Recorder, rng: random.Random, k: int) -> None:
         )
         assert queued["turn"]["status"] in ("queued", "running", "completed")
     for sid in sessions:
-        fences = await rec.full(sid)
+        fences = await _started(rec, sid)
         await rec.measured(
             "compozy__session_clear",
             {

@@ -9,7 +9,7 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "node-deps: node/npm not found; the node test tier will be skipped"
   exit 0
 fi
-for dir in tests/proxy/ts_client tests/proxy/inspector_cli tests/upstream/everything; do
+for dir in tests/proxy/ts_client tests/proxy/inspector_cli tests/upstream/everything tests/agents; do
   if [ -L "$dir/node_modules" ]; then
     # another checkout's packages, linked in: npm ci would empty that checkout's folder
     echo "node-deps: $dir/node_modules is a symlink; leaving it as it is"

@@ -9,7 +9,9 @@ process at all: one that tries fails, so the tier stays fast and honest.
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -18,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests import leftovers, tiers
+from tests import leftovers, runstats, tiers
+from tests.api.support import Daemon, Home, running_daemon, short_dir
 from tests.runtime.inprocess import InProcessLauncher
 
 from compozy_mcp.assembly import App, open_app
@@ -29,14 +32,35 @@ from compozy_mcp.dispatch import ToolResult
 from compozy_mcp.store import SQLiteStore
 
 START = datetime(2026, 11, 10, 14, 2, 11, tzinfo=UTC)
-SLOW_TIERS = ("process", "node", "bench", "soak")
+SLOW_TIERS = runstats.SLOW_TIERS
 _STARTED = pytest.StashKey[float]()
+#: scratch files (``tmp_path``, the stores and homes tests make) go to this tmpfs when it is
+#: there: on this machine's disk an unlink costs ~3 ms and an SQLite commit an fsync.
+#: ``COMPOZY_TEST_SCRATCH=disk`` (or ``--basetemp``) keeps them on the disk.
+SCRATCH_TMPFS = "/dev/shm"
+
+
+def _scratch_in_memory(config: pytest.Config) -> None:
+    """Point ``tempfile`` (and so pytest's ``tmp_path``, and the processes tests start) at
+    the tmpfs. Decided once, in the main process: xdist hands its workers its base temp."""
+    if config.getoption("basetemp") or hasattr(config, "workerinput"):
+        return
+    if os.environ.get("COMPOZY_TEST_SCRATCH") == "disk":
+        return
+    if not (os.path.isdir(SCRATCH_TMPFS) and os.access(SCRATCH_TMPFS, os.W_OK | os.X_OK)):
+        return
+    os.environ["TMPDIR"] = SCRATCH_TMPFS
+    tempfile.tempdir = SCRATCH_TMPFS
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("markexpr", "") == "unit":
         tiers.scale = 0.2
     config.stash[_STARTED] = time.time()
+    _scratch_in_memory(config)
+    config.pluginmanager.register(runstats, "compozy-phase-cpu")
+    if not hasattr(config, "workerinput"):
+        runstats.register(config)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -63,6 +87,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if not any(item.get_closest_marker(tier) for tier in SLOW_TIERS):
             item.add_marker(pytest.mark.unit)
+    runstats.slow_modules_first(items)
 
 
 class _NoProcesses(subprocess.Popen):  # type: ignore[type-arg]
@@ -103,6 +128,27 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     with _no_processes_for(item):
         return (yield)
+
+
+@pytest.fixture(scope="module")
+def shared_home(tmp_path_factory: pytest.TempPathFactory) -> Home:
+    """A data directory a module's tests share, with :func:`shared_daemon`. A module that
+    needs other settings (``COMPOZY_PERMISSION_MODE``, a token) overrides this fixture."""
+    return Home.make(tmp_path_factory.mktemp("shared"))
+
+
+@pytest.fixture(scope="module")
+def shared_daemon(shared_home: Home) -> Iterator[Daemon]:
+    """``compozy serve`` on ``shared_home``, on loopback TCP and a Unix socket, started once for
+    all of a module's tests (a daemon costs ~1.5 s of CPU to start and stop): for a test that
+    needs a daemon but not a fresh one. Such a test makes its own sessions and asserts on
+    them only, never on what the whole store holds; a test that stops, restarts or
+    reconfigures its daemon starts its own (:func:`tests.api.support.running_daemon`)."""
+    with (
+        short_dir() as where,
+        running_daemon(shared_home, "--port", "0", "--uds", str(where / "d.sock")) as daemon,
+    ):
+        yield daemon
 
 
 @pytest.fixture

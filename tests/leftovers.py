@@ -1,13 +1,25 @@
 """Agent processes a test run leaves behind (issue 12: "after the test suite ... no agent
-process is left running"): the ``echo`` agents started since the run began that still run."""
+process is left running"): the agents (echo, the fake model servers, and the real agents'
+adapters and what they run) started since the run began that still run.
+
+Only this checkout's count (their command is this virtualenv's interpreter, or a program
+installed in this checkout): another checkout's test run on the same machine is not this
+run's doing."""
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
-AGENT_MARK = b"compozy_mcp.agents.echo"
+#: what this virtualenv's interpreter runs for a test: the echo agent, the fake model APIs
+PYTHON_MARKS = (b"compozy_mcp.agents.echo", b"tests.fakes.fake_")
+#: the interpreter of this checkout's virtualenv, which every Python agent it starts runs on
+INTERPRETER_MARK = os.fsencode(Path(sys.prefix) / "bin") + b"/"
+#: the real agents' adapters and what they run, installed under this checkout by node-deps
+NODE_MARKS = (b"claude-agent-acp", b"@anthropic-ai/claude", b"codex-acp", b"gemini-cli")
+CHECKOUT_MARK = os.fsencode(Path(__file__).resolve().parents[1]) + b"/"
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -30,7 +42,7 @@ def _started_at(pid: str) -> float | None:
 
 
 def running_agents(since: float) -> list[str]:
-    """``pid: command`` of every echo agent started after ``since`` (epoch seconds)."""
+    """``pid: command`` of every agent started after ``since`` (epoch seconds)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -39,8 +51,10 @@ def running_agents(since: float) -> list[str]:
             command = (entry / "cmdline").read_bytes()
         except OSError:
             continue
+        if not _ours(command):
+            continue
         started = _started_at(entry.name)
-        if AGENT_MARK in command and started is not None and started >= since - 1:
+        if started is not None and started >= since - 1:
             shown = command.replace(b"\0", b" ").decode(errors="replace")
             found.append(f"{entry.name}: {shown}")
     return found
@@ -55,3 +69,9 @@ def wait_for_none(since: float, seconds: float = 10.0) -> list[str]:
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.1)
+
+
+def _ours(command: bytes) -> bool:
+    if command.startswith(INTERPRETER_MARK):
+        return any(mark in command for mark in PYTHON_MARKS)
+    return CHECKOUT_MARK in command and any(mark in command for mark in NODE_MARKS)

@@ -84,6 +84,10 @@ def on_terminal(
     if pid == 0:  # the child: size its terminal, exec (nothing of the test process runs here)
         try:
             fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+            # as a shell starts a foreground job: a test run started in the background (`&`
+            # in a non-interactive shell) ignores SIGINT and SIGQUIT, and exec keeps that
+            for sig in (signal.SIGINT, signal.SIGQUIT):
+                signal.signal(sig, signal.SIG_DFL)
             os.execve(argv[0], list(argv), dict(env))
         finally:
             os._exit(127)

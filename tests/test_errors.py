@@ -80,6 +80,9 @@ SAMPLES: dict[type[CompozyError], Callable[[], CompozyError]] = {
     errors.AlreadyExists: lambda: errors.AlreadyExists("x", reason="profile_exists"),
     errors.RequestBodyInvalid: lambda: errors.RequestBodyInvalid("x"),
     errors.StoreBusy: lambda: errors.StoreBusy("x"),
+    errors.LimitExceeded: lambda: errors.LimitExceeded(
+        "a line of the agent's stdout", limit="frame bytes", value=16, setting="X"
+    ),
     errors.RemoteError: lambda: errors.RemoteError(
         {"code": "tool_denied", "reason": "permission_denied", "message": "m"}, 403
     ),

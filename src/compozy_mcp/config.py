@@ -92,6 +92,11 @@ LIMITS: dict[str, Limit] = {
         "COMPOZY_AGENT_STOP_GRACE_SECONDS", 3, 0, 60,
         "how long an agent process has to exit after SIGTERM before it is killed",
     ),
+    "agent_max_frame_bytes": Limit(
+        "COMPOZY_AGENT_MAX_FRAME_BYTES", 16 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024,
+        "the longest line (one ACP message) an agent may write on stdout; a longer one fails "
+        "the agent",
+    ),
 }  # fmt: skip
 
 
@@ -114,6 +119,7 @@ class Settings:
     agent_start_timeout_seconds: int = LIMITS["agent_start_timeout_seconds"].default
     permission_timeout_seconds: int = LIMITS["permission_timeout_seconds"].default
     agent_stop_grace_seconds: int = LIMITS["agent_stop_grace_seconds"].default
+    agent_max_frame_bytes: int = LIMITS["agent_max_frame_bytes"].default
     #: the permission mode of sessions that have none set (``COMPOZY_PERMISSION_MODE``):
     #: default, accept_edits, bypass or plan (docs/approvals.md)
     permission_mode: str = "default"

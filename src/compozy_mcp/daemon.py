@@ -193,6 +193,10 @@ def daemon_app(
                 await stack.enter_async_context(mcp_app.router.lifespan_context(mcp_app))
                 tasks = await stack.enter_async_context(anyio.create_task_group())
                 # agents of an earlier daemon died with it: their sessions are unbound
+                # and what they left running in the background (kill -9 of a daemon) ends
+                reaped = await anyio.to_thread.run_sync(app.runtime.reap_orphans)
+                if reaped:
+                    log.info("ended %d agent process group(s) a killed daemon left", len(reaped))
                 stale = await anyio.to_thread.run_sync(app.sessions.turns.reset_stale)
                 if stale:
                     log.info("unbound %d session(s) whose agents ended with a daemon", len(stale))

@@ -40,6 +40,7 @@ invent errors; each maps these in one place: ``api/responses.py`` (HTTP status a
     ├── InvalidRequest                  invalid_request: a Host API request with a bad value
     │   └── RequestBodyInvalid          the HTTP body is not JSON, not an object, missing ...
     ├── StoreBusy                       store_busy: another writer held the store; retry
+    ├── LimitExceeded                   limit_exceeded / frame_too_large: a named limit reached
     ├── RemoteError                     a daemon's error payload, reproduced as it came
     ├── ApiError                        a request the HTTP API refuses before any route runs
     │   ├── Unauthorized                unauthorized / token_missing, token_invalid
@@ -491,6 +492,28 @@ class StoreBusy(CompozyError):
     default_reason = Reason.STORE_LOCKED
     #: seconds a client should wait before it retries
     retry_after_seconds: ClassVar[int] = 1
+
+
+class LimitExceeded(CompozyError):
+    """Something would have grown past one of the documented limits; it was stopped there.
+    The message says what, names the limit and its value, and the setting that raises it."""
+
+    code = "limit_exceeded"
+    default_reason = Reason.FRAME_TOO_LARGE
+
+    def __init__(
+        self, what: str, *, limit: str, value: int, setting: str | None, reason: str | None = None
+    ) -> None:
+        raise_it = f"; raise it with {setting}" if setting else ""
+        super().__init__(f"{what} (limit {limit}: {value}){raise_it}", reason=reason)
+        self.limit = limit
+        self.value = value
+        self.setting = setting
+
+    def payload(self, *, redact: bool) -> dict[str, Any]:
+        body = super().payload(redact=redact)
+        body["limit"] = {"name": self.limit, "value": self.value, "setting": self.setting}
+        return body
 
 
 class RemoteError(CompozyError):

@@ -59,6 +59,8 @@ class Reason(StrEnum):
     INTERACTION_NOT_FOUND = "interaction_not_found"
     DECISION_NOT_OFFERED = "decision_not_offered"
     AGENT_NOT_FOUND = "agent_not_found"
+    # --- limits -------------------------------------------------------------------------------
+    FRAME_TOO_LARGE = "frame_too_large"
     # --- worktrees and hand-off ---------------------------------------------------------------
     NOT_A_GIT_REPOSITORY = "not_a_git_repository"
     REPOSITORY_EMPTY = "repository_empty"

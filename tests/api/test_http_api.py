@@ -257,7 +257,7 @@ INVOKE_ERRORS = [
     ),
     pytest.param(
         "compozy__session_create",
-        {"agent_name": "general", "provider": "claude", "model": "gpt-1"},
+        {"agent_name": "general", "provider": "echo", "model": "gpt-1"},
         422,
         ("model_not_found", "model_unknown"),
         None,
@@ -273,7 +273,7 @@ INVOKE_ERRORS = [
     ),
     pytest.param(
         "compozy__session_create",
-        {"agent_name": "general", "provider": "claude", "reasoning_effort": "ludicrous"},
+        {"agent_name": "general", "provider": "echo", "reasoning_effort": "ludicrous"},
         422,
         ("reasoning_effort_unsupported", "reasoning_effort_unsupported"),
         None,
@@ -437,7 +437,7 @@ CREATE_ERRORS = [
         id="unknown-workspace",
     ),
     pytest.param(
-        {"agent_name": "general", "provider": "claude", "model": "gpt-1"},
+        {"agent_name": "general", "provider": "echo", "model": "gpt-1"},
         422,
         "model_unknown",
         id="model",

@@ -55,7 +55,9 @@ async def agent(call: Caller) -> str:
 async def test_a_token_is_32_random_bytes_and_only_its_hash_is_stored(app: App, agent: str) -> None:
     approval = await mint(app, input=rename("t"))
     token = approval["token"]
-    assert len(base64.urlsafe_b64decode(token + "=")) == 32
+    # a prefix that says what it is, and that no command line takes for an option
+    assert token.startswith("czat_")
+    assert len(base64.urlsafe_b64decode(token.removeprefix("czat_") + "=")) == 32
     with app.store.read() as reader:
         stored = reader.approval_token(hashlib.sha256(token.encode()).hexdigest())
         assert stored is not None

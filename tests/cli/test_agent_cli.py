@@ -72,8 +72,9 @@ def test_session_prompt_without_a_daemon_streams_one_json_object_per_update(
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     kinds = [event["kind"] for event in events]
-    assert kinds[0] == "available_commands_update"
-    assert kinds[1] == "turn_started"
+    # the prompt's own turn only: not the agent's session updates before it (issue 21)
+    assert kinds[0] == "turn_started"
+    assert {event["turn_id"] for event in events} == {events[0]["turn_id"]}
     assert kinds.count("plan") == 4
     assert events[-1]["kind"] == "turn_ended"
     assert events[-1]["payload"] == {"status": "completed", "stop_reason": "end_turn"}
@@ -154,3 +155,27 @@ def test_session_approve_without_an_id_needs_exactly_one_pending_interaction(
     extra = run_cli("session", "approve", sid, "int-1", "allow-once", "more", env=env)
     assert extra.returncode == 2
     assert "takes the interaction id (optional) and one choice; got 3 words" in extra.stderr
+
+
+@pytest.mark.process
+def test_agent_install_puts_the_pinned_package_where_the_runtime_finds_it(
+    tmp_path: Path,
+) -> None:
+    """With a stand-in npm on PATH (written for the test: never the registry) that records
+    what it was asked."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "npm.log"
+    npm = bin_dir / "npm"
+    npm.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
+    npm.chmod(0o755)
+    home = tmp_path / "home"
+    env = {"COMPOZY_HOME": str(home), "PATH": f"{bin_dir}:/usr/bin:/bin", "COMPOZY_URL": "none"}
+    done = run_cli("agent", "install", "claude", env=env)
+    assert done.returncode == 0, done.stderr
+    asked = log.read_text().split()
+    assert asked[:3] == ["install", "--prefix", str(home / "agents")]
+    assert asked[-1] == "@zed-industries/claude-agent-acp@0.23.1"
+    refused = run_cli("agent", "install", "echo", env=env)
+    assert refused.returncode == 2
+    assert "names no npm package" in refused.stderr

@@ -1,9 +1,9 @@
 """Every ``compozy`` command gives the same output in-process and against a daemon.
 
 One daemon serves this module's data directory on TCP and a socket. Each command runs twice
-on the same store, in-process and with ``--url`` / ``--socket`` / ``COMPOZY_URL`` (the two runs
-at once when the command only reads), and the two runs must print the same stdout and stderr
-and exit with the same code.
+on the same store (as :func:`tests.clirun.run_cli` runs it), in-process and with ``--url`` /
+``--socket`` / ``COMPOZY_URL``, and the two runs must print the same stdout and stderr and exit
+with the same code.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.api.support import COMPOZY, Daemon, Home, compozy, running_daemon, short_dir
+from tests.api.support import Daemon, Home, compozy, running_daemon, short_dir
 
 pytestmark = pytest.mark.process
 
@@ -65,37 +65,16 @@ def daemon(home: Home) -> Iterator[Daemon]:
         yield running
 
 
-def _start(home: Home, args: tuple[str, ...], env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [str(COMPOZY), *args],
-        env={**home.env, **env},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 Outcome = tuple[int, str, str]
-
-
-def _finish(process: subprocess.Popen[str]) -> Outcome:
-    try:
-        out, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-    return process.returncode, out, err
 
 
 def both(
     home: Home, remote: tuple[str, ...], args: tuple[str, ...], *, env: dict[str, str] | None = None
 ) -> tuple[Outcome, Outcome]:
-    """(in-process, remote) outcomes of one read-only command, run at the same time."""
-    local = _start(home, args, {})
-    far = _start(home, (*remote, *args), env or {})
-    return _finish(local), _finish(far)
+    """(in-process, remote) outcomes of one read-only command."""
+    local = compozy(home, *args)
+    far = compozy(home.with_env(**(env or {})), *remote, *args)
+    return (local.returncode, local.stdout, local.stderr), (far.returncode, far.stdout, far.stderr)
 
 
 def same(home: Home, remote: tuple[str, ...], *args: str) -> Outcome:

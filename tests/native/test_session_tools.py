@@ -105,13 +105,37 @@ async def test_record_tools_return_the_same_compact_session_record(
     assert "permission_policy" in full["lineage"]
 
 
+#: an agent that lists its models and efforts (run by the in-process echo agent, which offers
+#: exactly those as ACP config options)
+MODELLED = (
+    "agents:\n"
+    "  modelled:\n"
+    "    command: modelled-acp\n"
+    "    models: [m-large, m-small]\n"
+    "    reasoning_efforts: [low, high]\n"
+    "    default_reasoning_effort: low\n"
+    "  plain:\n"
+    "    command: plain-acp\n"
+    "    models: [p-1]\n"
+    "  unlisted:\n"
+    "    command: unlisted-acp\n"
+)
+
+
+@pytest.fixture
+def modelled(app: App) -> None:
+    app.settings.home.mkdir(parents=True, exist_ok=True)
+    (app.settings.home / "agents.yaml").write_text(MODELLED, encoding="utf-8")
+
+
+@pytest.mark.usefixtures("modelled")
 async def test_runtime_binding_sets_generation_effective_and_acp_caps(call: Caller) -> None:
-    created = await call.create(provider="claude")
+    created = await call.create(provider="modelled")
     bound = await call.session(
         "compozy__session_runtime_set",
         {
             "session_id": created["id"],
-            "provider": "claude",
+            "provider": "modelled",
             "reasoning_effort": "high",
             "selection_revision": 1,
             "generation": 0,
@@ -121,34 +145,61 @@ async def test_runtime_binding_sets_generation_effective_and_acp_caps(call: Call
         "status": "ready",
         "generation": 1,
         "selection_revision": 2,
-        "effective": {"provider": "claude", "model": "claude-opus-5-5", "reasoning_effort": "high"},
+        "effective": {"provider": "modelled", "model": "m-large", "reasoning_effort": "high"},
     }
-    assert (bound["badge"], bound["board_column"]) == ("running", "working")
+    # bound, between turns: idle, among the sessions at work
+    assert (bound["badge"], bound["board_column"]) == ("idle", "working")
     full = await call.full(created["id"])
     assert full["runtime"]["transition"] == "initial_bind"
     assert full["runtime"]["acp_caps"]["supports_load_session"] is True
-    assert full["runtime"]["selected"] == {"provider": "claude", "reasoning_effort": "high"}
+    assert full["runtime"]["selected"] == {"provider": "modelled", "reasoning_effort": "high"}
     assert full["available_commands"]
 
 
+@pytest.mark.usefixtures("modelled")
+async def test_effective_holds_only_what_the_agent_confirmed(call: Caller) -> None:
+    """An effort the agent offers no option for stays in ``selected``; ``effective`` holds the
+    model the agent said it uses, and no effort: never what it did not confirm."""
+    sid = (await call.create())["id"]
+    bound = await call.session(
+        "compozy__session_runtime_set",
+        {
+            "session_id": sid,
+            "provider": "unlisted",  # lists nothing: it is asked when it starts
+            "reasoning_effort": "high",
+            "selection_revision": 0,
+            "generation": 0,
+        },
+    )
+    # the in-process echo agent offers its model echo-1 and no effort
+    assert bound["runtime"]["effective"] == {"provider": "unlisted", "model": "echo-1"}
+    full = await call.full(sid)
+    assert full["runtime"]["selected"] == {"provider": "unlisted", "reasoning_effort": "high"}
+    listed = await call.structured("compozy__agent_list", {"result_view": "full"})
+    unlisted = next(a for a in listed["agents"] if a["name"] == "unlisted")
+    assert (unlisted["models"], unlisted["models_from"]) == (["echo-1"], "agent")
+
+
+@pytest.mark.usefixtures("modelled")
 async def test_same_provider_is_a_live_configuration_and_keeps_the_generation(call: Caller) -> None:
     sid = (await call.create())["id"]
     await call(
         "compozy__session_runtime_set",
-        {"session_id": sid, "provider": "claude", "selection_revision": 0, "generation": 0},
+        {"session_id": sid, "provider": "modelled", "selection_revision": 0, "generation": 0},
     )
     again = await call.session(
         "compozy__session_runtime_set",
         {
             "session_id": sid,
-            "provider": "claude",
-            "model": "claude-sonnet-5",
+            "provider": "modelled",
+            "model": "m-small",
             "selection_revision": 1,
             "generation": 1,
         },
     )
     assert again["runtime"]["generation"] == 1
     assert again["runtime"]["selection_revision"] == 2
+    assert again["runtime"]["effective"]["model"] == "m-small"
     assert (await call.full(sid))["runtime"]["transition"] == "live_configuration"
     replaced = await call.session(
         "compozy__session_runtime_set",
@@ -170,12 +221,13 @@ async def test_runtime_clear_unbinds_but_keeps_the_generation(call: Caller) -> N
     assert again["runtime"]["selection_revision"] == 2  # nothing to clear: unchanged
 
 
+@pytest.mark.usefixtures("modelled")
 @pytest.mark.parametrize(
     ("selection", "error"),
     [
         ({"provider": "nope"}, ModelNotFound),  # agents.yaml may define more: checked after
-        ({"provider": "claude", "model": "gpt-1"}, ModelNotFound),
-        ({"provider": "gemini", "reasoning_effort": "high"}, ReasoningEffortUnsupported),
+        ({"provider": "modelled", "model": "gpt-1"}, ModelNotFound),
+        ({"provider": "plain", "reasoning_effort": "high"}, ReasoningEffortUnsupported),
     ],
 )
 async def test_unknown_selections_are_refused_and_change_nothing(

@@ -63,6 +63,15 @@ def _serve(home: Home, *args: str, token: str | None = None) -> Any:
     )
 
 
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Home, Daemon]]:
+    """One daemon on a socket, and its home, for the tests that neither stop nor reconfigure
+    it (each makes its own sessions)."""
+    home = make_home(tmp_path_factory.mktemp("d"))
+    with short_dir() as where, _serve(home, "--no-tcp", "--uds", str(where / "d.sock")) as daemon:
+        yield home, daemon
+
+
 def _run(home: Home, *args: str) -> subprocess.CompletedProcess[str]:
     """``compozy ARGS`` to its end; stdin is empty, so that a proxy that did start would stop."""
     return subprocess.run(
@@ -95,36 +104,36 @@ def in_process(home: Home, *args: str) -> AbstractAsyncContextManager[Client]:
 
 
 async def test_the_relay_lists_exactly_what_the_in_process_proxy_lists_for_a_session_too(
-    daemon_home: Home, sockets: Path
+    served: tuple[Home, Daemon],
 ) -> None:
-    with _serve(daemon_home, "--no-tcp", "--uds", str(sockets / "d.sock")) as daemon:
-        remote = ["--socket", str(daemon.socket)]
-        async with relay(daemon_home, remote) as far, in_process(daemon_home) as near:
-            assert (await far.list_tools()).tools == (await near.list_tools()).tools
-            parent = (await create_session(far))["id"]
-            child = await spawn_child(far, parent, [STATUS])
-        bound = ("--session", child)
-        async with (
-            relay(daemon_home, remote, *bound) as far,
-            in_process(daemon_home, *bound) as near,
-        ):
-            listed = (await far.list_tools()).tools
-            assert [tool.name for tool in listed] == [STATUS]
-            assert listed == (await near.list_tools()).tools
-            full = {"session_id": child, "result_view": "full"}
-            assert record(await far.call_tool(STATUS, full)) == record(
-                await near.call_tool(STATUS, full)
-            )
-            denied = tool_error(await far.call_tool("compozy__session_list", {}))
-            assert denied == tool_error(await near.call_tool("compozy__session_list", {}))
-            assert denied["code"] == "tool_denied"
+    daemon_home, daemon = served
+    remote = ["--socket", str(daemon.socket)]
+    async with relay(daemon_home, remote) as far, in_process(daemon_home) as near:
+        assert (await far.list_tools()).tools == (await near.list_tools()).tools
+        parent = (await create_session(far))["id"]
+        child = await spawn_child(far, parent, [STATUS])
+    bound = ("--session", child)
+    async with (
+        relay(daemon_home, remote, *bound) as far,
+        in_process(daemon_home, *bound) as near,
+    ):
+        listed = (await far.list_tools()).tools
+        assert [tool.name for tool in listed] == [STATUS]
+        assert listed == (await near.list_tools()).tools
+        full = {"session_id": child, "result_view": "full"}
+        assert record(await far.call_tool(STATUS, full)) == record(
+            await near.call_tool(STATUS, full)
+        )
+        denied = tool_error(await far.call_tool("compozy__session_list", {}))
+        assert denied == tool_error(await near.call_tool("compozy__session_list", {}))
+        assert denied["code"] == "tool_denied"
 
 
 def test_an_unknown_session_is_refused_at_start_as_in_process(
-    daemon_home: Home, sockets: Path
+    served: tuple[Home, Daemon],
 ) -> None:
-    with _serve(daemon_home, "--no-tcp", "--uds", str(sockets / "d.sock")) as daemon:
-        far = _run(daemon_home, "--socket", str(daemon.socket), "proxy", "--session", "sess-nope")
+    daemon_home, daemon = served
+    far = _run(daemon_home, "--socket", str(daemon.socket), "proxy", "--session", "sess-nope")
     near = _run(daemon_home, "proxy", "--session", "sess-nope")
     assert (far.returncode, far.stdout) == (near.returncode, near.stdout) == (3, "")
     assert far.stderr.splitlines()[-1] == near.stderr.splitlines()[-1]
@@ -148,12 +157,10 @@ def test_a_daemon_that_is_not_there_is_one_clear_line_and_exit_6(
     assert "compozy serve" in line
 
 
-def test_the_relay_opens_no_store_of_its_own(
-    daemon_home: Home, sockets: Path, tmp_path: Path
-) -> None:
+def test_the_relay_opens_no_store_of_its_own(served: tuple[Home, Daemon], tmp_path: Path) -> None:
     elsewhere = make_home(tmp_path / "relay-home")
-    with _serve(daemon_home, "--no-tcp", "--uds", str(sockets / "d.sock")) as daemon:
-        done = _run(elsewhere, "--socket", str(daemon.socket), "proxy", "--session", "sess-nope")
+    _, daemon = served
+    done = _run(elsewhere, "--socket", str(daemon.socket), "proxy", "--session", "sess-nope")
     assert done.returncode == 3
     assert not (elsewhere.root / "home" / "compozy.db").exists()
 
@@ -172,19 +179,19 @@ async def test_a_daemon_with_a_token_needs_compozy_token(daemon_home: Home) -> N
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_the_relay_serves_streamable_http_too(
-    daemon_home: Home, sockets: Path, mode: Mode
+    served: tuple[Home, Daemon], mode: Mode
 ) -> None:
+    daemon_home, daemon = served
     pool = ProxyPool(daemon_home)
     try:
-        with _serve(daemon_home, "--no-tcp", "--uds", str(sockets / "d.sock")) as daemon:
-            args = ["--socket", str(daemon.socket), "proxy", "--http", "127.0.0.1:0"]
-            process = pool.start(args, daemon_home.env, HTTP_READY)
-            url = process.wait_ready().group(1)
-            async with Client(url, mode=mode, cache=None) as client:
-                made = await create_session(client, name="over http")
-                status = record(await client.call_tool(STATUS, {"session_id": made["id"]}))
-                assert status["session"]["id"] == made["id"]
-            assert process.alive(), process.stderr
+        args = ["--socket", str(daemon.socket), "proxy", "--http", "127.0.0.1:0"]
+        process = pool.start(args, daemon_home.env, HTTP_READY)
+        url = process.wait_ready().group(1)
+        async with Client(url, mode=mode, cache=None) as client:
+            made = await create_session(client, name="over http")
+            status = record(await client.call_tool(STATUS, {"session_id": made["id"]}))
+            assert status["session"]["id"] == made["id"]
+        assert process.alive(), process.stderr
     finally:
         pool.close()
     assert "Traceback" not in process.stderr, process.stderr
@@ -192,23 +199,23 @@ async def test_the_relay_serves_streamable_http_too(
 
 @pytest.mark.parametrize("relayed", [True, False], ids=["relay", "in-process"])
 async def test_a_second_signal_stops_at_once_and_the_app_still_shuts_down_cleanly(
-    daemon_home: Home, sockets: Path, relayed: bool
+    served: tuple[Home, Daemon], relayed: bool
 ) -> None:
     """Ctrl-C twice (or SIGTERM twice, as a supervisor does) must not skip the app's own
     shutdown: it releases the daemon connection (and, for a daemon, its agents)."""
+    daemon_home, daemon = served
     pool = ProxyPool(daemon_home)
     try:
-        with _serve(daemon_home, "--no-tcp", "--uds", str(sockets / "d.sock")) as daemon:
-            remote = ["--socket", str(daemon.socket)] if relayed else []
-            process = pool.start(
-                [*remote, "proxy", "--http", "127.0.0.1:0"], daemon_home.env, HTTP_READY
-            )
-            url = process.wait_ready().group(1)
-            async with Client(url, mode="legacy", cache=None) as client:
-                await create_session(client)
-                process.proc.send_signal(signal.SIGTERM)
-                process.proc.send_signal(signal.SIGTERM)
-                assert process.proc.wait(timeout=30) == 0, process.stderr
+        remote = ["--socket", str(daemon.socket)] if relayed else []
+        process = pool.start(
+            [*remote, "proxy", "--http", "127.0.0.1:0"], daemon_home.env, HTTP_READY
+        )
+        url = process.wait_ready().group(1)
+        async with Client(url, mode="legacy", cache=None) as client:
+            await create_session(client)
+            process.proc.send_signal(signal.SIGTERM)
+            process.proc.send_signal(signal.SIGTERM)
+            assert process.proc.wait(timeout=30) == 0, process.stderr
     finally:
         pool.close()
     assert "Traceback" not in process.stderr, process.stderr

@@ -23,6 +23,10 @@ from tests.api.support import (
     running_daemon,
     short_dir,
 )
+from tests.clirun import run_cli
+from tests.waiting import wait_until
+
+from compozy_mcp.runtime import procfs
 
 pytestmark = pytest.mark.process
 
@@ -44,26 +48,15 @@ def _children(pid: int) -> set[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 @pytest.fixture
 def daemon_home(tmp_path: Path) -> Home:
     return Home.make(tmp_path)
 
 
-@pytest.fixture
-def daemon(daemon_home: Home) -> Iterator[Daemon]:
-    with (
-        short_dir() as where,
-        running_daemon(daemon_home, "--port", "0", "--uds", str(where / "d.sock")) as running,
-    ):
-        yield running
+@pytest.fixture(scope="module")
+def daemon(shared_daemon: Daemon) -> Daemon:
+    """One daemon for the tests that make their own sessions on it."""
+    return shared_daemon
 
 
 @pytest.fixture
@@ -157,15 +150,12 @@ def test_a_permission_request_is_answered_over_http_while_the_events_stream(
     assert message == "wrote notes.txt"
 
 
-def test_the_cli_prompts_and_approves_through_the_daemon(daemon: Daemon, daemon_home: Home) -> None:
+def test_the_cli_prompts_and_approves_through_the_daemon(daemon: Daemon, shared_home: Home) -> None:
     assert daemon.url is not None
-    env = {**daemon_home.env, "COMPOZY_URL": daemon.url}
+    env = {**shared_home.env, "COMPOZY_URL": daemon.url}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [str(COMPOZY), *args]
-        return subprocess.run(
-            command, env=env, capture_output=True, text=True, timeout=60, check=False
-        )
+        return run_cli(*args, env=env)
 
     made = json.loads(
         cli("session", "create", "--agent", "g", "--provider", "echo", "-o", "json").stdout
@@ -179,14 +169,13 @@ def test_the_cli_prompts_and_approves_through_the_daemon(daemon: Daemon, daemon_
         stderr=subprocess.PIPE,
         text=True,
     )
-    interaction = None
-    for _ in range(600):
+
+    def pending() -> str | None:
         status = json.loads(cli("session", "status", sid, "-o", "json").stdout)["session"]
-        if status["pending_interactions"]:
-            interaction = status["pending_interactions"][0]["interaction_id"]
-            break
-        time.sleep(0.05)
-    assert interaction is not None
+        waiting = status["pending_interactions"]
+        return str(waiting[0]["interaction_id"]) if waiting else None
+
+    interaction = wait_until(pending, "the prompt's permission request")
     answered = cli("session", "approve", sid, interaction, "allow-once")
     assert answered.stdout == f"answered {interaction} (Write notes.txt): allow-once\n"
     out, err = prompt.communicate(timeout=60)
@@ -225,9 +214,9 @@ def test_no_agent_process_outlives_the_daemon(daemon_home: Home, stop: int, stat
         assert len(agents) == 2
         assert daemon.stop(stop) == status
     deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in agents) and time.monotonic() < deadline:
+    while any(procfs.running(pid) for pid in agents) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not [pid for pid in agents if _alive(pid)]
+    assert not [pid for pid in agents if procfs.running(pid)]
     with (
         short_dir() as where,
         running_daemon(daemon_home, "--port", "0", "--uds", str(where / "d.sock")) as again,
@@ -288,14 +277,7 @@ def test_without_an_address_the_cli_finds_the_daemon_on_its_socket() -> None:
             assert daemon.socket == home.path / "compozy.sock"
 
             def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-                return subprocess.run(
-                    [str(COMPOZY), *args],
-                    env={**home.env, **env},
-                    capture_output=True,
-                    text=True,
-                    timeout=60,
-                    check=False,
-                )
+                return run_cli(*args, env={**home.env, **env})
 
             made = json.loads(
                 cli("session", "create", "--agent", "g", "--provider", "echo", "-o", "json").stdout

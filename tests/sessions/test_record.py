@@ -78,7 +78,8 @@ def test_badge_and_column_follow_the_documented_precedence(
 @pytest.mark.parametrize(
     ("status", "expected"),
     [
-        ("ready", ("running", "working")),
+        ("running", ("running", "working")),
+        ("ready", ("idle", "working")),  # bound, between turns: not running (issue 21)
         ("binding", ("starting", "working")),
         ("recovering", ("starting", "working")),
         ("failed", ("failed", "needs_you")),

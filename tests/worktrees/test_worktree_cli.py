@@ -74,7 +74,7 @@ def test_session_create_worktree_diff_merge_and_worktree_commands(home: Home) ->
     record = json.loads(ok(compozy(home, "session", "diff", session["id"], "-o", "json")))
     assert record["patch"] == patch.rstrip("\n") + "\n"
 
-    listed = ok(compozy(home, "worktree", "list"))
+    listed = ok(compozy(home.with_env(COLUMNS="300"), "worktree", "list"))  # no column cut
     assert session["worktree_id"] in listed
     assert "compozy/add-greeting" in listed
     shown = ok(compozy(home, "worktree", "inspect", session["worktree_id"]))

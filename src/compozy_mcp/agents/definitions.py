@@ -2,19 +2,20 @@
 Protocol (ACP), and what it offers (models, reasoning efforts).
 
 A session's runtime ``provider`` names a definition. Four are built in (``claude``, ``codex``,
-``gemini`` and ``echo``, the deterministic agent that ships with compozy-mcp); more come from
-``$COMPOZY_HOME/agents.yaml`` and a workspace's ``.compozy/agents.yaml``, and a definition
-there with a built-in's name replaces it::
+``gemini``: the real agents' adapters, pinned; and ``echo``, the deterministic agent that ships
+with compozy-mcp); more come from ``$COMPOZY_HOME/agents.yaml`` and a workspace's
+``.compozy/agents.yaml``, and a definition there with a built-in's name replaces it::
 
     agents:
       reviewer:
-        command: npx
-        args: [-y, "@zed-industries/claude-code-acp"]
-        env: {ANTHROPIC_MODEL: claude-sonnet-5}
+        command: claude-agent-acp
+        package: "@zed-industries/claude-agent-acp@0.23.1"
+        env: {ANTHROPIC_BASE_URL: "https://gateway.example"}
         provider: claude
-        default_model: claude-sonnet-5
-        models: [claude-sonnet-5]
         description: Reviews diffs
+
+A definition that lists no models takes those the agent announces when it starts (ACP config
+options, remembered in ``$COMPOZY_HOME/run/agents.json``).
 
 ``like: NAME`` starts a definition from one already loaded (a built-in, or one defined earlier),
 its own fields replacing that one's; ``agents: {general: {like: claude}}`` is a one-line file
@@ -28,12 +29,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from compozy_mcp.agents.announced import Announcements
 from compozy_mcp.validation import InputCheck, describe
 
 FILE_NAME = "agents.yaml"
@@ -60,6 +62,22 @@ class AgentDefinition:
     default_effort: str | None = None
     #: where it was defined: builtin, home or workspace
     source: str = BUILTIN
+    #: the npm package (``name@version``) that provides ``command``: run from an installed
+    #: copy when there is one (on PATH, or in ``$COMPOZY_HOME/agents``), else through ``npx``
+    package: str | None = None
+    #: the models and efforts were announced by the agent when it last started (not listed
+    #: by its definition)
+    announced: bool = False
+    #: whether the agent is given compozy's MCP server for its session (its tools, under the
+    #: session's policy and approvals)
+    compozy_tools: bool = True
+    #: how compozy's MCP server lists its tools to the agent: ``full`` (every tool) or
+    #: ``search`` (three discovery tools that find and call the rest: a smaller prompt)
+    discovery: str = "full"
+    #: environment the agent refuses to start as root without, and why (checked before it
+    #: starts, so that the user reads the cause, not the adapter's "Query closed")
+    root_needs: Mapping[str, str] = field(default_factory=dict)
+    root_reason: str = ""
 
     def record(self) -> dict[str, Any]:
         """The public record (``compozy__agent_list``)."""
@@ -73,6 +91,10 @@ class AgentDefinition:
             "source": self.source,
             "env_keys": sorted(self.env),
         }
+        if self.package is not None:
+            out["package"] = self.package
+        if self.announced:
+            out["models_from"] = "agent"
         if self.default_model is not None:
             out["default_model"] = self.default_model
         if self.default_effort is not None:
@@ -80,37 +102,42 @@ class AgentDefinition:
         return out
 
 
+#: the real agents' adapters, pinned: their models and efforts are what each announces when it
+#: starts (ACP config options), never a list written here that goes stale
+CLAUDE_PACKAGE = "@zed-industries/claude-agent-acp@0.23.1"
+CODEX_PACKAGE = "@zed-industries/codex-acp@0.16.0"
+GEMINI_PACKAGE = "@google/gemini-cli@0.61.0"
+
 BUILTINS: dict[str, AgentDefinition] = {
     "claude": AgentDefinition(
         name="claude",
-        command="npx",
-        args=("-y", "@zed-industries/claude-code-acp"),
+        command="claude-agent-acp",
+        package=CLAUDE_PACKAGE,
+        root_needs={"IS_SANDBOX": "1"},
+        root_reason="Claude Code refuses to skip its permission prompts as root",
         provider="claude",
-        description="Claude Code through its ACP adapter (needs Node and an Anthropic login)",
-        models=("claude-opus-5-5", "claude-sonnet-5", "claude-haiku-5"),
-        default_model="claude-opus-5-5",
-        reasoning_efforts=("low", "medium", "high"),
-        default_effort="medium",
+        description="Claude Code through its ACP adapter (needs an Anthropic login or "
+        "ANTHROPIC_API_KEY; docs/agents.md)",
     ),
     "codex": AgentDefinition(
         name="codex",
-        command="npx",
-        args=("-y", "@zed-industries/codex-acp"),
+        command="codex-acp",
+        package=CODEX_PACKAGE,
         provider="codex",
-        description="OpenAI Codex through its ACP adapter (needs Node and an OpenAI login)",
-        models=("gpt-5.5-codex", "gpt-5.5-codex-mini"),
-        default_model="gpt-5.5-codex",
-        reasoning_efforts=("minimal", "low", "medium", "high"),
-        default_effort="medium",
+        description="OpenAI Codex through its ACP adapter (needs an OpenAI login or "
+        "OPENAI_API_KEY; docs/agents.md)",
     ),
     "gemini": AgentDefinition(
         name="gemini",
         command="gemini",
-        args=("--experimental-acp",),
+        args=("--acp",),
+        package=GEMINI_PACKAGE,
+        # Gemini CLI drops the MCP servers a client hands it in an untrusted folder: the
+        # workspaces compozy runs it in are the operator's own
+        env={"GEMINI_CLI_TRUST_WORKSPACE": "true"},
         provider="gemini",
-        description="Gemini CLI in ACP mode (needs the gemini CLI and a Google login)",
-        models=("gemini-3-pro", "gemini-3-flash"),
-        default_model="gemini-3-pro",
+        description="Gemini CLI in ACP mode (needs a Google login or GEMINI_API_KEY; "
+        "docs/agents.md)",
     ),
     "echo": AgentDefinition(
         name="echo",
@@ -140,6 +167,9 @@ DEFINITION_SCHEMA: dict[str, Any] = {
         "default_model": {"type": "string", "minLength": 1},
         "reasoning_efforts": _STRINGS,
         "default_reasoning_effort": {"type": "string", "minLength": 1},
+        "package": {"type": "string", "minLength": 1, "maxLength": 214},
+        "compozy_tools": {"type": "boolean"},
+        "discovery": {"enum": ["full", "search"]},
     },
     "additionalProperties": False,
 }
@@ -240,6 +270,11 @@ def _definition(
         reasoning_efforts=efforts,
         default_effort=default_effort,
         source=file.source,
+        package=raw.get("package", inherited.package if inherited else None),
+        compozy_tools=raw.get("compozy_tools", base.compozy_tools if base else True),
+        discovery=raw.get("discovery", base.discovery if base else "full"),
+        root_needs=inherited.root_needs if inherited else {},
+        root_reason=inherited.root_reason if inherited else "",
     )
 
 
@@ -305,20 +340,42 @@ def load_catalog(home: Path, workspace_root: Path | None = None) -> AgentCatalog
     return catalog
 
 
+def with_announcements(
+    catalog: AgentCatalog, announced: Mapping[str, Mapping[str, list[str]]]
+) -> AgentCatalog:
+    """The catalog with what agents announced given to the definitions that list nothing."""
+    agents = dict(catalog.agents)
+    for name, definition in catalog.agents.items():
+        offered = announced.get(name)
+        if offered is None or definition.models or definition.reasoning_efforts:
+            continue
+        agents[name] = replace(
+            definition,
+            models=tuple(offered.get("models", ())),
+            reasoning_efforts=tuple(offered.get("reasoning_efforts", ())),
+            announced=True,
+        )
+    return AgentCatalog(agents, catalog.problems)
+
+
 class CatalogCache:
     """Catalogs by workspace, read again only when one of their files changed (a stat per
     file, instead of parsing YAML on every session created or bound)."""
 
     def __init__(self, home: Path) -> None:
         self._home = home
+        self.announcements = Announcements(home)
         self._read: dict[str | None, tuple[tuple[object, ...], AgentCatalog]] = {}
 
     def get(self, workspace_path: str | None) -> AgentCatalog:
         root = Path(workspace_path) if workspace_path else None
-        stamps = tuple(file.stamp() for file in agent_files(self._home, root))
+        stamps = (
+            *(file.stamp() for file in agent_files(self._home, root)),
+            self.announcements.stamp(),
+        )
         cached = self._read.get(workspace_path)
         if cached is not None and cached[0] == stamps:
             return cached[1]
-        catalog = load_catalog(self._home, root)
+        catalog = with_announcements(load_catalog(self._home, root), self.announcements.read())
         self._read[workspace_path] = (stamps, catalog)
         return catalog

@@ -13,6 +13,8 @@ What it does with a prompt (words are matched case-insensitively, first match wi
   ``notes.txt`` the same way;
 - ``plan``: sends a three-entry plan and marks the entries done as it goes;
 - ``refuse``: stops with ``refusal``;
+- ``fail WHY``: fails the prompt request with a JSON-RPC internal error whose details are WHY
+  (an agent whose model backend refused the turn, as "Authentication required");
 - ``call TOOL {json}``: calls TOOL with that input on the first MCP server the client gave the
   session (compozy gives its own, for the session) and says what came back;
 - anything else: one thought, then the reply ``echo: <prompt>`` in two chunks.
@@ -288,6 +290,11 @@ class EchoAgent:
             await self._say(session_id, part)
 
         stop: Any = "end_turn"
+        if match := re.match(r"\s*fail\s+(.+)$", text, re.S | re.I):
+            from acp import RequestError
+
+            # a turn the agent cannot take (its model backend refused it)
+            raise RequestError.internal_error({"details": match.group(1).strip()})
         if "crash" in lowered:
             await say("about to crash")
             self._crash()

@@ -47,6 +47,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "config_invalid": 500,
     "daemon_unreachable": 500,
     "store_busy": 503,
+    "limit_exceeded": 413,
     "mcp_server_unavailable": 503,
     "tool_result_persistence_failed": 507,
 }

@@ -1,7 +1,7 @@
 """``GET /api/sessions/{id}/events`` as Server-Sent Events: the stored events after the cursor
-(``cursor`` or ``Last-Event-ID``), then each new one as the agent sends it. ``until=turn_end``
-ends the stream after the next ``turn_ended`` event. A comment line every 15 s keeps idle
-proxies from closing it.
+(``cursor`` or ``Last-Event-ID``), then each new one as the agent sends it (the runtime wakes
+the stream when it stores events). ``until=turn_end`` ends the stream after the next
+``turn_ended`` event. A comment line every 15 s keeps idle proxies from closing it.
 """
 
 from __future__ import annotations
@@ -9,16 +9,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-import anyio
 from starlette.responses import StreamingResponse
 
 from compozy_mcp import jsonutil
 from compozy_mcp.hostapi import HostClient
 
-#: how often a live stream looks for new events (the runtime writes them in 0.25 s batches)
-POLL_SECONDS = 0.2
 KEEPALIVE_SECONDS = 15.0
-PAGE = 500
 
 
 def wants_stream(accept: str) -> bool:
@@ -34,26 +30,23 @@ async def event_stream(
     host: HostClient, session_id: str, cursor: int, *, until_turn_end: bool
 ) -> StreamingResponse:
     """The stream response; the first page is read before it starts, so that an unknown
-    session is an ordinary error response."""
-    first = await host.session_events(session_id, {"cursor": cursor, "limit": PAGE})
+    session is an ordinary error response. Events are sent as the runtime stores them (it
+    wakes the stream: nothing is polled)."""
+    await host.session_events(session_id, {"cursor": cursor, "limit": 1})
 
     async def frames() -> AsyncIterator[bytes]:
-        page, position, idle = first, cursor, 0.0
-        while True:
-            for event in page["events"]:
-                yield _frame(event)
-                position = event["seq"]
-                if until_turn_end and event["kind"] == "turn_ended":
-                    return
-            if not page["events"]:
-                await anyio.sleep(POLL_SECONDS)
-                idle += POLL_SECONDS
+        idle = 0.0
+        async for event in host.follow_events(session_id, cursor):
+            if event is None:
+                idle += 1.0
                 if idle >= KEEPALIVE_SECONDS:
                     idle = 0.0
                     yield b": keepalive\n\n"
-            else:
-                idle = 0.0
-            page = await host.session_events(session_id, {"cursor": position, "limit": PAGE})
+                continue
+            idle = 0.0
+            yield _frame(event)
+            if until_turn_end and event["kind"] == "turn_ended":
+                return
 
     return StreamingResponse(
         frames(),

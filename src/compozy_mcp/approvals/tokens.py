@@ -1,6 +1,8 @@
-"""One-shot approval tokens: 32 random bytes, base64url without padding, handed out once; the
-store keeps only their SHA-256. A token is bound to tool, session, workspace, agent and input
-digest, used once, and expires (120 s by default)."""
+"""One-shot approval tokens: ``czat_`` and 32 random bytes, base64url without padding, handed
+out once; the store keeps only their SHA-256. The prefix says what the secret is (a secret
+scanner can find one pasted where it should not be), and a token never starts with ``-``,
+which a command line would take for an option. A token is bound to tool, session, workspace,
+agent and input digest, used once, and expires (120 s by default)."""
 
 from __future__ import annotations
 
@@ -15,8 +17,12 @@ MAX_TTL_SECONDS = 3600
 ANSWER_TTL_SECONDS = 3600
 
 
+TOKEN_PREFIX = "czat_"
+
+
 def new_token() -> str:
-    return base64.urlsafe_b64encode(secrets.token_bytes(TOKEN_BYTES)).decode().rstrip("=")
+    secret = base64.urlsafe_b64encode(secrets.token_bytes(TOKEN_BYTES)).decode().rstrip("=")
+    return TOKEN_PREFIX + secret
 
 
 def token_hash(token: str) -> str:

@@ -157,7 +157,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "compozy session approve sess-1 int-52c1 reject-always",
     ),
     "session cancel": ("compozy session cancel sess-1",),
-    "agent": ("compozy agent list",),
+    "agent": ("compozy agent list", "compozy agent install claude"),
+    "agent install": ("compozy agent install claude", "compozy agent install gemini"),
     "agent list": ("compozy agent list", "compozy agent list --workspace ws_default -o json"),
     "approvals": (
         "compozy approvals list",

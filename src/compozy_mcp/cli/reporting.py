@@ -38,6 +38,7 @@ EXIT_BY_CODE: dict[str, int] = {
     "worktree_unavailable": EXIT_FAILED,
     "pull_request_unavailable": EXIT_FAILED,
     "merge_conflict": EXIT_CONFLICT,
+    "limit_exceeded": EXIT_FAILED,
     "tool_result_persistence_failed": EXIT_FAILED,
     "tool_backend_failed": EXIT_FAILED,
     "mcp_server_unavailable": EXIT_RETRY,

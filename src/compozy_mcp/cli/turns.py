@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 #: ``session prompt --help``: the module's text after its title line
 PROMPT_DESCRIPTION = (__doc__ or "").split("\n\n", 1)[-1]
 
-#: seconds between looks at the event stream while a turn runs
-POLL_SECONDS = 0.1
 EXIT_CANCELLED = 130
 PAGE = 500
 
@@ -113,27 +111,24 @@ async def _ask(host: HostClient, session_id: str, event: dict[str, Any]) -> None
 async def _follow(
     host: HostClient, args: argparse.Namespace, turn_id: str, cursor: int
 ) -> dict[str, Any]:
-    import anyio
-
     printer = _Printer(args.session_id)
     lines = is_document(args)  # -o json (and yaml): one JSON object per update, a line each
     interactive = not lines and sys.stdin.isatty() and sys.stdout.isatty()
-    while True:
-        page = await host.session_events(args.session_id, {"cursor": cursor, "limit": PAGE})
-        for event in page["events"]:
-            cursor = event["seq"]
-            if event.get("turn_id") not in (turn_id, None):
-                continue
-            if lines:
-                print(jsonutil.dumps(event).decode(), flush=True)
-            else:
-                printer.show(event)
-                if interactive and event["kind"] == "permission_requested":
-                    await _ask(host, args.session_id, event)
-            if event["kind"] == "turn_ended" and event.get("turn_id") == turn_id:
-                return dict(event["payload"])
-        if not page["events"]:
-            await anyio.sleep(POLL_SECONDS)
+    async for event in host.follow_events(args.session_id, cursor):
+        # only this turn: an agent that loads its session replays the old conversation first
+        if event is None or event.get("turn_id") != turn_id:
+            continue
+        if lines:
+            print(jsonutil.dumps(event).decode(), flush=True)
+        else:
+            printer.show(event)
+            if interactive and event["kind"] == "permission_requested":
+                await _ask(host, args.session_id, event)
+        if event["kind"] == "turn_ended":
+            return dict(event["payload"])
+    raise InvalidRequest(  # pragma: no cover - a follower ends only with its turn
+        "the event stream ended before the turn did", reason=Reason.REQUEST_INVALID
+    )
 
 
 def prompt(args: argparse.Namespace, context: Context) -> int:
@@ -149,8 +144,9 @@ def prompt(args: argparse.Namespace, context: Context) -> int:
         ended = await _follow(host, args, turn_id, cursor)
         status = ended.get("status")
         if not is_document(args):
+            detail = f": {ended['detail']}" if status == "failed" and ended.get("detail") else ""
             print(
-                f"turn {queued['turn']['turn']} {status} ({ended.get('stop_reason')})",
+                f"turn {queued['turn']['turn']} {status} ({ended.get('stop_reason')}){detail}",
                 file=sys.stderr,
             )
         if status == "completed":

@@ -4,7 +4,7 @@ and raises a :class:`~compozy_mcp.errors.CompozyError` on failure."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, Protocol
 
 Payload = dict[str, Any]
@@ -77,6 +77,12 @@ class HostClient(Protocol):
 
     async def approve_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
         """Answer a pending interaction: ``fields`` are ``interaction_id`` and ``decision``."""
+        ...
+
+    def follow_events(self, session_id: str, cursor: int) -> AsyncIterator[Payload | None]:
+        """The session's stored events after ``cursor``, then each new one as it is stored
+        (woken by the runtime, never polled); ``None`` now and then while nothing happens (a
+        stream's chance to keep its connection alive). Ends when the caller stops."""
         ...
 
     # --- worktrees and hand-off: the full records of the worktree tools ----------------------

@@ -20,7 +20,7 @@ event loop. Nothing here imports the HTTP stack or the MCP SDK.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,10 @@ from compozy_mcp.info.descriptors import descriptor
 from compozy_mcp.loops.redaction import redact_result
 from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.lifecycle import SessionFilter
+
+#: events a follower reads at once, and how long it waits for news before it looks anyway
+PAGE = 500
+IDLE_SECONDS = 1.0
 
 if TYPE_CHECKING:
     from compozy_mcp.assembly import App
@@ -270,6 +274,23 @@ class LocalHost:
     async def approve_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
         args = {**fields, "session_id": session_id}
         return await self._tool("compozy__session_approve", args, views=False)
+
+    async def follow_events(self, session_id: str, cursor: int) -> AsyncIterator[Payload | None]:
+        async with self.app.runtime.stored_events(session_id) as stored:
+            while True:
+                stored.clear()  # before the read: a store after it wakes the wait below
+                page = await self.session_events(session_id, {"cursor": cursor, "limit": PAGE})
+                for event in page["events"]:
+                    cursor = event["seq"]
+                    yield event
+                if page["events"]:
+                    continue
+                # another process (a CLI without the daemon) may write them: look again now
+                # and then, and say so, so that a stream can keep its connection alive
+                with anyio.move_on_after(IDLE_SECONDS) as idle:
+                    await stored.wait()
+                if idle.cancelled_caught:
+                    yield None
 
     # --- worktrees and hand-off ----------------------------------------------------------------
 

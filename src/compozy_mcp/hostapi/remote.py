@@ -8,7 +8,7 @@ cannot be reached is a :class:`DaemonUnreachable`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -114,6 +114,10 @@ class RemoteHost:
                 f"cannot reach the compozy daemon at {self.target} ({exc or type(exc).__name__}); "
                 f"{START_HINT}"
             ) from None
+        return self._answer(response)
+
+    def _answer(self, response: httpx2.Response) -> Payload:
+        """A response's payload, or the daemon's error raised as it sent it."""
         try:
             payload = jsonutil.loads(response.content)
         except ValueError:
@@ -219,6 +223,37 @@ class RemoteHost:
     async def approve_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
         path = f"/sessions/{_segment(session_id)}/approve"
         return await self._request("POST", path, body=fields)
+
+    async def follow_events(self, session_id: str, cursor: int) -> AsyncIterator[Payload | None]:
+        """The daemon's Server-Sent Events stream of the session (its keep-alive comments
+        come as ``None``)."""
+        path = f"{API_PREFIX}/sessions/{_segment(session_id)}/events"
+        headers = {"Accept": "text/event-stream"}
+        try:
+            async with self._http().stream(
+                "GET", path, params={"cursor": str(cursor)}, headers=headers
+            ) as response:
+                if response.status_code != 200:
+                    await response.aread()
+                    self._answer(response)  # raises the daemon's error
+                    raise DaemonUnreachable(
+                        f"{self.target} answered HTTP {response.status_code} to a stream"
+                    )
+                data: list[str] = []
+                async for line in response.aiter_lines():
+                    if line.startswith("data:"):
+                        data.append(line[5:].strip())
+                    elif line.startswith(":"):
+                        yield None
+                    elif not line and data:
+                        event = jsonutil.loads("\n".join(data))
+                        data = []
+                        if isinstance(event, dict):
+                            yield event
+        except httpx2.TransportError as exc:
+            raise DaemonUnreachable(
+                f"lost the compozy daemon at {self.target} ({exc or type(exc).__name__})"
+            ) from None
 
     # --- worktrees and hand-off ----------------------------------------------------------------
 

@@ -84,19 +84,19 @@ SUPERSEDED: Mapping[str, tuple[str, str]] = {
     ),
     "compozy__agent_list": (
         "0946cd1fcf35eb9a63939212f366e3a584bd868f442d96a723a9fb51d4bb86f7",
-        "627c816d567e024cab980cc5752ff835e371788146a05753e65641ca521b89c8",
+        "f93b63046f6982d07e7d174b7f24d2fb2dc0b012a6d2828395bdb8836114aaa5",
     ),
     "compozy__session_prompt": (
         "276eb7e720f00e61ae3102d46635f4db31c302a769b4582237533bfd74f83745",
-        "e4fe81f515e46b718325fb834ab3c608990619ec696bc012352fe321da9a453b",
+        "313474300455823356fa48bc23b20b4250118249864226da58ff8af5acef2a54",
     ),
     "compozy__session_wait": (
         "c5ea3a1b52b67ea98bfef1c97027200511015be75a312f6dd8913fc8fac7e29e",
-        "e4fe81f515e46b718325fb834ab3c608990619ec696bc012352fe321da9a453b",
+        "313474300455823356fa48bc23b20b4250118249864226da58ff8af5acef2a54",
     ),
     "compozy__session_history": (
         "1087ca916df659546b20d79d8a61d7b83ad31280de752146eb7916cff1f8cb38",
-        "6d282d21ccda6b0f3e46476580fcf04cbe1c3c4725a6ebaf909322954ed4c25c",
+        "cb1c5675da27b9b3e5cb5eaaa482eef285ae74f5d0dd17c5668bbb2c6f8ce0fc",
     ),
     "compozy__session_events": (
         "705536bc3194b61301df67d2758de9de01a87695f0ba0c04f4f0f61a7d2067e8",

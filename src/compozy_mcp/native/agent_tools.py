@@ -60,7 +60,9 @@ TURN_RECORD = obj(
         "status": enum(*TURN_STATUSES),
         "prompt": described(TEXT_CUT, f"The prompt, cut at {PROMPT_CHARS} characters."),
         "summary": described(
-            TEXT_CUT, f"The agent's final message, cut at {SUMMARY_CHARS} characters."
+            TEXT_CUT,
+            f"The agent's final message, cut at {SUMMARY_CHARS} characters (a longer one: its "
+            "answer after the last tool call).",
         ),
         "created_at": TIMESTAMP,
         "final_message": STRING,
@@ -73,7 +75,12 @@ TURN_RECORD = obj(
         "stop_reason": described(
             STRING,
             "end_turn, max_tokens, max_turn_requests, refusal, cancelled (ACP), or "
-            "agent_crashed, agent_error, forked, runtime_shutdown, daemon_restarted",
+            "agent_start_failed, agent_crashed, agent_error, forked, runtime_shutdown, "
+            "daemon_restarted",
+        ),
+        "failure": described(
+            obj({"kind": STRING, "summary": STRING}),
+            "Why a failed turn failed, as the agent or its start said it.",
         ),
         "started_at": TIMESTAMP,
         "ended_at": TIMESTAMP,
@@ -123,7 +130,16 @@ AGENT_RECORD = obj(
         "source": enum("builtin", "home", "workspace"),
         "env_keys": strings(),
     },
-    {"default_model": STRING, "default_reasoning_effort": STRING},
+    {
+        "default_model": STRING,
+        "default_reasoning_effort": STRING,
+        "package": described(STRING, "The npm package (name@version) that provides its command."),
+        "models_from": described(
+            enum("agent"),
+            "agent: the models and efforts are those the agent announced when it last started "
+            "(its definition lists none)",
+        ),
+    },
     order=("name", "provider", "description", "command", "models", "default_model"),
 )
 AGENT_PROBLEM = obj({"source": STRING, "message": STRING}, {"agent": STRING})
@@ -139,6 +155,7 @@ AGENT_LIST_VIEWS = ViewSpec(
                     "default_model",
                     "reasoning_efforts",
                     "default_reasoning_effort",
+                    "models_from",
                 )
             ),
             "problems": KEEP,

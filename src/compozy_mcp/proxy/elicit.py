@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import anyio
 from mcp import types
 from mcp.server import ServerRequestContext
 from pydantic import ValidationError
@@ -34,6 +35,8 @@ from compozy_mcp.reasons import Reason
 log = logging.getLogger(__name__)
 
 APPROVE_TOOL = "compozy__session_approve"
+#: how long a call waits for the person to answer its approval through elicitation
+ELICITATION_SECONDS = 60
 #: the key of the question in ``input_required`` results and of its answer in the retry
 INPUT_KEY = "compozy.dev/approval"
 #: characters of the input the question shows
@@ -127,9 +130,20 @@ async def ask_person(
             )
             return Asked(later=types.InputRequiredResult(input_requests={INPUT_KEY: request}))
         try:
-            answer = await ctx.session.elicit_form(
-                question(waiting, tool_input), DECISION_SCHEMA, related_request_id=ctx.request_id
+            # a client that announces elicitation but never answers (an agent with nobody to
+            # ask) must not hold the call: past the deadline the typed error stands, and the
+            # interaction waits for the operator
+            with anyio.fail_after(ELICITATION_SECONDS):
+                answer = await ctx.session.elicit_form(
+                    question(waiting, tool_input),
+                    DECISION_SCHEMA,
+                    related_request_id=ctx.request_id,
+                )
+        except TimeoutError:
+            log.info(
+                "elicitation for %s unanswered after %s s", waiting.tool_id, ELICITATION_SECONDS
             )
+            return Asked()
         except Exception:  # the question could not be asked: the typed error stands
             log.warning("elicitation for %s failed", waiting.tool_id, exc_info=True)
             return Asked()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -26,6 +27,8 @@ from acp.schema import (
 )
 
 from compozy_mcp import __version__
+from compozy_mcp.errors import LimitExceeded
+from compozy_mcp.runtime.framing import LineChannel
 from compozy_mcp.sessions.model import (
     AcpCaps,
     AcpConfigOption,
@@ -82,14 +85,17 @@ class _Client:
         return refuse
 
 
-def session_mcp_server(session_id: str, home: str) -> McpServerStdio:
+def session_mcp_server(session_id: str, home: str, discovery: str = "full") -> McpServerStdio:
     """compozy's own MCP endpoint for a session, as the agent starts it: ``compozy proxy
     --session ID`` on the same home (it relays the daemon when one listens there), so the
     agent sees the tools its session's policy allows, with its approvals."""
+    args = ["-m", "compozy_mcp", "proxy", "--session", session_id]
+    if discovery != "full":
+        args += ["--discovery", discovery]
     return McpServerStdio(
         name="compozy",
         command=sys.executable,
-        args=["-m", "compozy_mcp", "proxy", "--session", session_id],
+        args=args,
         env=[EnvVariable(name="COMPOZY_HOME", value=home)],
     )
 
@@ -143,24 +149,24 @@ def _caps(init: Any, session: Any) -> AcpCaps:
     )
 
 
-def _options(session: Any) -> dict[str, tuple[str, tuple[str, ...]]]:
-    found = {}
-    for option in getattr(session, "config_options", None) or []:
-        category = getattr(option, "category", None)
-        if category in (MODEL_CATEGORY, EFFORT_CATEGORY):
-            values = tuple(getattr(v, "value", "") for v in getattr(option, "options", []))
-            found[str(category)] = (option.id, values)
-    return found
-
-
 class AgentConnection:
     """The ACP connection to one running agent."""
 
-    def __init__(self, listener: Listener, transport: Any) -> None:
+    def __init__(
+        self,
+        listener: Listener,
+        transport: Any,
+        max_frame_bytes: int,
+        on_overflow: Callable[[LimitExceeded], None] | None = None,
+    ) -> None:
         client: Any = _Client(listener)  # the acp Client Protocol, less what is not announced
-        self.conn = ClientSideConnection(client, transport.writer, transport.reader)
+        # a bound on each line the agent writes (the SDK's own reader has none)
+        self.channel = LineChannel(transport.reader, transport.writer, max_frame_bytes, on_overflow)
+        self.conn = ClientSideConnection(client, self.channel)
         self.acp_session_id = ""
         self.options: dict[str, tuple[str, tuple[str, ...]]] = {}
+        #: the value each offered category is set to, as the agent last said
+        self.current: dict[str, str] = {}
         self.session_close = False
 
     async def handshake(
@@ -188,7 +194,8 @@ class AgentConnection:
             self.acp_session_id, session = created.session_id, created
         caps = agent.session_capabilities if agent is not None else None
         self.session_close = bool(caps is not None and caps.close is not None)
-        self.options = _options(session)
+        self.options, self.current = {}, {}
+        self._absorb(getattr(session, "config_options", None))
         applied = await self.configure(effective)
         return Handshake(
             acp_session_id=self.acp_session_id,
@@ -201,7 +208,9 @@ class AgentConnection:
 
     async def configure(self, selection: Selection) -> Selection:
         """Set model and effort where the agent offers them as config options; a value the
-        agent does not offer is a bind failure naming what it offers."""
+        agent does not offer is a bind failure naming what it offers. Returns what the agent
+        confirmed (a category it offers no option for is left out: never reported as
+        applied)."""
         for category, value in (
             (MODEL_CATEGORY, selection.model),
             (EFFORT_CATEGORY, selection.reasoning_effort),
@@ -215,10 +224,28 @@ class AgentConnection:
                     f'the agent offers no {category.replace("_", " ")} "{value}" '
                     f"(it offers: {', '.join(values)})",
                 )
-            await self.conn.set_config_option(
+            answer = await self.conn.set_config_option(
                 config_id=option_id, session_id=self.acp_session_id, value=value
             )
-        return selection
+            self.current[category] = value
+            self._absorb(getattr(answer, "config_options", None))
+        return Selection(
+            provider=selection.provider,
+            model=self.current.get(MODEL_CATEGORY),
+            reasoning_effort=self.current.get(EFFORT_CATEGORY),
+        )
+
+    def _absorb(self, options: Any) -> None:
+        """The config options the agent reported: what each category offers and is set to."""
+        for option in options or []:
+            category = getattr(option, "category", None)
+            if category not in (MODEL_CATEGORY, EFFORT_CATEGORY):
+                continue
+            values = tuple(getattr(v, "value", "") for v in getattr(option, "options", []))
+            self.options[str(category)] = (option.id, values)
+            current = getattr(option, "current_value", None)
+            if isinstance(current, str) and current:
+                self.current[str(category)] = current
 
     async def prompt(self, blocks: list[str]) -> Any:
         return await self.conn.prompt(

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,8 +36,10 @@ from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import timestamp
 from compozy_mcp.config import Settings
-from compozy_mcp.errors import ResourceNotFound, ToolConflict
+from compozy_mcp.errors import LimitExceeded, ResourceNotFound, ToolConflict
 from compozy_mcp.reasons import Reason
+from compozy_mcp.runtime import orphans
+from compozy_mcp.runtime.hints import hint
 from compozy_mcp.runtime.process import Launcher, SubprocessLauncher
 from compozy_mcp.runtime.turn import TurnRecorder
 from compozy_mcp.sessions.model import AcpCaps, AvailableCommand, Interaction
@@ -80,6 +83,8 @@ class LiveAgent:
     context: tuple[str, ...]
     caps: AcpCaps
     commands: tuple[AvailableCommand, ...] = ()
+    #: set when it wrote a line past the frame limit
+    failure: LimitExceeded | None = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     current: TurnRecorder | None = None
     pending: dict[str, _Pending] = field(default_factory=dict)
@@ -99,7 +104,10 @@ class AgentRuntime:
         self._sessions = sessions
         self._settings = settings
         self._offload = offload
-        self._launcher = launcher or SubprocessLauncher()
+        self._launcher = launcher or SubprocessLauncher(
+            settings.home / "run", settings.home / "agents"
+        )
+        self._reaped = False
         self._catalogs = CatalogCache(settings.home)
         self._live: dict[str, LiveAgent] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -109,6 +117,12 @@ class AgentRuntime:
         self._listeners: dict[str, set[asyncio.Queue[dict[str, Any]]]] = {}
         self._events: list[SessionEventRow] = []
         self._flusher: asyncio.Task[None] | None = None
+        #: binds started by prompts that did not wait (ended at shutdown)
+        self._background: set[asyncio.Task[None]] = set()
+        #: per session: woken when its events were stored (streams and CLI followers)
+        self._stored: dict[str, set[asyncio.Event]] = {}
+        self._flushing_now = False
+        self._flush_lock = asyncio.Lock()
 
     # --- definitions ---------------------------------------------------------------------
 
@@ -120,6 +134,12 @@ class AgentRuntime:
 
     def pids(self) -> list[int]:
         return [pid for live in self._live.values() if (pid := live.transport.pid) is not None]
+
+    def reap_orphans(self) -> list[int]:
+        """End the agent process groups a process of this home started and could not end (it
+        was killed); once per runtime, before its first agent starts, and at daemon start."""
+        self._reaped = True
+        return orphans.reap(self._settings.home / "run")
 
     # --- binding (the RuntimeDriver) -------------------------------------------------------
 
@@ -168,6 +188,8 @@ class AgentRuntime:
         from compozy_mcp.runtime.connection import AgentConnection
 
         command = " ".join([agent.command, *agent.args])
+        if not self._reaped:  # what a killed process of this home left running goes first
+            await self._offload(self.reap_orphans)
         try:
             transport = await self._launcher.launch(agent, ticket.cwd, {})
         except Exception as exc:  # no such command, not executable, no more processes...
@@ -190,7 +212,12 @@ class AgentRuntime:
             ),
         )
         listener = _AgentListener(self, live)
-        live.connection = AgentConnection(listener, transport)
+        live.connection = AgentConnection(
+            listener,
+            transport,
+            self._settings.agent_max_frame_bytes,
+            on_overflow=lambda failure: self._overflowed(live, failure),
+        )
         timeout = self._settings.agent_start_timeout_seconds
         try:
             handshake = await asyncio.wait_for(
@@ -207,9 +234,10 @@ class AgentRuntime:
             await self._end_process(live)
             if isinstance(exc, asyncio.CancelledError):
                 raise
-            raise self._start_failure(agent, transport, exc, timeout) from None
+            raise self._start_failure(live, exc, timeout) from None
         live.caps = handshake.caps
         live.context = () if handshake.loaded else ticket.context
+        await self._offload(self._announce, agent, handshake.options)
         self._live[ticket.session_id] = live
         live.tasks.append(asyncio.create_task(self._watch(live)))
         live.tasks.append(asyncio.create_task(self._run_turns(live)))
@@ -225,7 +253,11 @@ class AgentRuntime:
     async def _handshake(self, live: LiveAgent, ticket: BindTicket, effective: Any) -> Any:
         from compozy_mcp.runtime.connection import session_mcp_server
 
-        servers = [session_mcp_server(ticket.session_id, str(self._settings.home))]
+        servers = (
+            [session_mcp_server(ticket.session_id, str(self._settings.home), live.agent.discovery)]
+            if live.agent.compozy_tools
+            else []
+        )
         # a process that dies during the handshake fails it at once, not at the timeout
         handshake = asyncio.ensure_future(live.connection.handshake(ticket, effective, servers))
         exited = asyncio.ensure_future(live.transport.wait())
@@ -242,26 +274,54 @@ class AgentRuntime:
                     with contextlib.suppress(BaseException):
                         await task
 
-    def _start_failure(
-        self, agent: AgentDefinition, transport: AgentTransport, exc: BaseException, timeout: int
-    ) -> BindFailed:
+    def _start_failure(self, live: LiveAgent, exc: BaseException, timeout: int) -> BindFailed:
         if isinstance(exc, BindFailed):
             return exc
+        name = live.agent.name
+        if live.failure is not None:
+            return BindFailed("frame_too_large", f'agent "{name}" {live.failure.message}')
         if isinstance(exc, TimeoutError):
-            what = f"did not answer initialize and new_session within {timeout} s"
             kind = "agent_start_timeout"
+            summary = f'agent "{name}" did not answer initialize and new_session within {timeout} s'
         else:
-            what = str(exc) or type(exc).__name__
             kind = "agent_start_failed"
-        tail = transport.stderr_tail()
-        summary = (
-            f'agent "{agent.name}" {what}'
-            if kind.endswith("timeout")
-            else (f'agent "{agent.name}" failed to start: {what}')
-        )
-        if tail:
-            summary += f"; stderr: {tail}"
+            summary = f'agent "{name}" failed to start: {str(exc) or type(exc).__name__}'
+        said = self._said(live)
+        summary += said
+        advice = hint(f"{exc}\n{said}")
+        if advice is not None:
+            summary += f". Fix: {advice}"
         return BindFailed(kind, summary)
+
+    def _said(self, live: LiveAgent) -> str:
+        """What the agent wrote that was not ACP: its stderr tail, stray lines on stdout."""
+        out = ""
+        tail = live.transport.stderr_tail()
+        if tail:
+            out += f"; stderr: {tail}"
+        connection = getattr(live, "connection", None)
+        noise = connection.channel.noise() if connection is not None else []
+        if noise:
+            out += f"; stdout (not ACP): {' | '.join(noise)}"
+        return out
+
+    def _overflowed(self, live: LiveAgent, failure: LimitExceeded) -> None:
+        """The agent wrote a line past the frame limit: it is stopped at once (its runtime
+        fails as ``frame_too_large`` when its exit is seen)."""
+        live.failure = failure
+        self._in_background(live.transport.terminate(0))
+
+    def _announce(
+        self, agent: AgentDefinition, options: dict[str, tuple[str, tuple[str, ...]]]
+    ) -> None:
+        """Remember the models and efforts an agent offered (``compozy agent list``)."""
+        from compozy_mcp.runtime.connection import EFFORT_CATEGORY, MODEL_CATEGORY
+
+        models = list(options.get(MODEL_CATEGORY, ("", ()))[1])
+        efforts = list(options.get(EFFORT_CATEGORY, ("", ()))[1])
+        if agent.source == "builtin" or agent.announced or models or efforts:
+            with contextlib.suppress(OSError):  # a read-only home: the list stays unknown
+                self._catalogs.announcements.record(agent.name, models, efforts)
 
     async def bound(self, session_id: str) -> None:
         """The store recorded a bind: the agent may take turns, its commands are recorded."""
@@ -326,6 +386,10 @@ class AgentRuntime:
 
     async def shutdown(self) -> None:
         """End every agent (this process is exiting); their sessions are unbound."""
+        for task in list(self._background):
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
         ids = list(self._live)
         for session_id in ids:
             live = self._live.get(session_id)
@@ -341,33 +405,59 @@ class AgentRuntime:
 
     async def _watch(self, live: LiveAgent) -> None:
         status = await live.transport.wait()
-        if live.closing:
-            return
+        if not live.closing:
+            await self._crashed(live, status)
+
+    async def _crashed(self, live: LiveAgent, status: int) -> None:
         await asyncio.sleep(0.05)  # the last stderr lines
-        tail = live.transport.stderr_tail()
-        summary = f'agent "{live.agent.name}" exited with status {status}'
+        name = live.agent.name
+        if live.failure is not None:  # stopped for a line past the frame limit
+            await self._agent_failed(
+                live, "frame_too_large", f'agent "{name}" {live.failure.message}'
+            )
+            return
+        summary = f'agent "{name}" exited with status {status}'
         if live.current is not None:
             summary += " during a turn"
-        if tail:
-            summary += f"; stderr: {tail}"
+        await self._agent_failed(live, "agent_crashed", summary + self._said(live))
+
+    async def _agent_failed(
+        self, live: LiveAgent, kind: str, summary: str, *, turn_detail: str | None = None
+    ) -> None:
+        """The agent can serve no more turns (it exited, or failed one): its runtime fails with
+        ``summary``, its running turn fails with what streamed so far (and ``turn_detail``,
+        what the agent said, or the summary), the process ends."""
+        if live.closing:
+            return
         live.closing = True
         for pending in live.pending.values():
             if not pending.answer.done():
                 pending.answer.set_result(None)
         if self._live.get(live.session_id) is live:
             del self._live[live.session_id]
-        # the session fails first, so that whoever waits on the turn sees both
+        # the session fails first, so that whoever waits on the turn sees both; the turn keeps
+        # what streamed before the end
         await self._offload(
-            self._sessions.turns.crashed, live.session_id, live.generation, "agent_crashed", summary
+            self._sessions.turns.crashed, live.session_id, live.generation, kind, summary
         )
-        if live.current is not None:
-            await self._store_turn(live, live.current, "failed", "agent_crashed", None)
-            live.current = None
-        self._publish(live.session_id, {"kind": "runtime_failed", "summary": summary})
         for task in live.tasks:
             if task is not asyncio.current_task():
                 task.cancel()
         await self._end_process(live)
+        # the turns it had not taken yet fail (nobody waits for an agent that is gone), then
+        # the one it ran, with what streamed: whoever it wakes sees them all ended
+        await self._fail_open_turns(
+            live.session_id,
+            kind,
+            f"the agent ended before it took this turn: {summary}",
+            stop_reason=kind,
+            queued_only=True,
+        )
+        if live.current is not None:
+            detail = turn_detail or summary
+            await self._store_turn(live, live.current, "failed", kind, None, detail)
+            live.current = None
+        self._publish(live.session_id, {"kind": "runtime_failed", "summary": summary})
 
     # --- turns -----------------------------------------------------------------------------
 
@@ -404,9 +494,19 @@ class AgentRuntime:
             # a dropped connection is usually the process ending: give it a moment to say so
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(live.transport.wait()), timeout=1.0)
-            if live.closing or live.transport.exited() is not None:
-                return  # the watcher records the crash
-            await self._store_turn(live, recorder, "failed", "agent_error", None, str(exc))
+            if live.closing:
+                return
+            exited = live.transport.exited()
+            if exited is not None:
+                # recorded here, while this turn is the current one: its output is kept, and no
+                # queued turn is taken by an agent that is gone
+                await self._crashed(live, exited)
+                return
+            said = _error_text(exc)
+            # an agent that cannot take a turn (its model backend is gone, it lost its login)
+            # is failed, not left "ready" to fail every turn: the next prompt starts a new one
+            summary = f'agent "{live.agent.name}" failed a turn: {said}'
+            await self._agent_failed(live, "agent_error", summary, turn_detail=said)
             return
         usage = response.usage.model_dump(exclude_none=True) if response.usage else None
         stop = str(response.stop_reason)
@@ -425,14 +525,18 @@ class AgentRuntime:
         if live.current is recorder:
             live.current = None
         now = timestamp(self._sessions.ledger.clock.now())
-        outcome = recorder.outcome(status, stop_reason, now, usage)
+        failure = detail if status == "failed" else None
+        outcome = recorder.outcome(status, stop_reason, now, usage, failure=failure)
         payload: dict[str, Any] = {"status": status, "stop_reason": stop_reason}
         if detail:
             payload["detail"] = detail
         self._record(live.session_id, outcome.turn_id, "turn_ended", payload)
-        batch, self._events = self._events, []
-        with contextlib.suppress(Exception):  # a deleted session has nowhere to keep it
-            await self._offload(self._sessions.turns.finish, outcome, live.generation, batch)
+        async with self._flush_lock:  # after the events before it, with the outcome
+            batch, self._events = self._events, []
+            with contextlib.suppress(Exception):  # a deleted session has nowhere to keep it
+                await self._offload(self._sessions.turns.finish, outcome, live.generation, batch)
+        for session_id in {live.session_id, *(row.session_id for row in batch)}:
+            self._notify(session_id)
         with contextlib.suppress(Exception):  # what its worktree holds now (the board's review)
             await self._sessions.turn_ended(live.session_id)
         done = self._turn_done.pop(outcome.turn_id or "", None)
@@ -518,16 +622,33 @@ class AgentRuntime:
 
     async def prompt(self, call: CallInfo, session_id: str, text: str, *, wait: bool) -> str:
         """Queue a prompt as the session's next turn and see that an agent takes it; returns
-        the turn id."""
+        the turn id. Without ``wait`` it returns once the turn is queued: the agent is
+        started in the background (a start that fails fails the turn)."""
         sessions = self._sessions
         _, turn = await self._offload(sessions.turns.enqueue, call, session_id, text, wait)
         turn_id = turn.turn_id or ""
         self._turn_done.setdefault(turn_id, asyncio.Event())
-        await self.ensure_running(call, session_id)
+        if wait:
+            await self.ensure_running(call, session_id)
+        else:
+            self._in_background(self.ensure_running(call, session_id))
         return turn_id
 
+    async def settled(self) -> None:
+        """Return once the work started in the background so far (the starts of prompts
+        sent without ``wait``) has finished: what a caller needs before it reads a record
+        it wants the same from run to run."""
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     async def ensure_running(self, call: CallInfo, session_id: str) -> None:
-        """Wake the session's agent, binding one first when none runs here."""
+        """Wake the session's agent, binding one first when none runs here; an agent that
+        cannot start fails the session's open turns at once (nobody waits on a dead start)."""
         live = self._live.get(session_id)
         if live is not None and not live.closing:
             live.wake.set()
@@ -540,9 +661,46 @@ class AgentRuntime:
             begin = self._sessions.binding.begin
             record, ticket = await self._offload(begin, call, session_id, True)
             if ticket is not None:
-                await self._sessions.bind(call, ticket, record)
+                record = await self._sessions.bind(call, ticket, record)
+                failure = record["runtime"].get("failure")
+                if record["runtime"]["status"] == "failed" and failure is not None:
+                    await self._fail_open_turns(session_id, failure["kind"], failure["summary"])
         finally:
             self._binding.discard(session_id)
+
+    async def _fail_open_turns(
+        self,
+        session_id: str,
+        kind: str,
+        summary: str,
+        stop_reason: str = "agent_start_failed",
+        *,
+        queued_only: bool = False,
+    ) -> None:
+        """The session's agent could not start (or ended before it took them): its open
+        turns fail with ``stop_reason`` and a failure of ``kind``, each with its
+        ``turn_ended`` event, and whoever waits on them is woken."""
+        await self._flush_events()
+        fail = functools.partial(
+            self._sessions.turns.fail_open,
+            session_id,
+            stop_reason,
+            summary,
+            kind=kind,
+            queued_only=queued_only,
+        )
+        failed = await self._offload(fail)
+        ended: list[SessionEventRow] = []
+        for turn in failed:
+            payload = {"status": "failed", "stop_reason": stop_reason, "detail": summary}
+            ended.append(self._event_row(session_id, turn.turn_id, "turn_ended", payload))
+        if ended:
+            await self._offload(self._sessions.turns.append_events, ended)
+        for turn in failed:
+            self._notify(session_id)
+            done = self._turn_done.pop(turn.turn_id or "", None)
+            if done is not None:
+                done.set()
 
     async def wait_turn(
         self, call: CallInfo, session_id: str, turn_id: str, timeout: float
@@ -686,36 +844,92 @@ class AgentRuntime:
         finally:
             self._listeners.get(session_id, set()).discard(queue)
 
+    @contextlib.asynccontextmanager
+    async def stored_events(self, session_id: str) -> AsyncIterator[asyncio.Event]:
+        """An event set each time events of the session are stored. While one is held, the
+        session's events are written as they come (not in 0.25 s batches), so a follower
+        reads each one moments after the agent sent it."""
+        woken = asyncio.Event()
+        self._stored.setdefault(session_id, set()).add(woken)
+        try:
+            yield woken
+        finally:
+            followers = self._stored.get(session_id)
+            if followers is not None:
+                followers.discard(woken)
+                if not followers:
+                    del self._stored[session_id]
+
     # --- the event log ---------------------------------------------------------------------
+
+    def _event_row(
+        self, session_id: str, turn_id: str | None, kind: str, payload: dict[str, Any]
+    ) -> SessionEventRow:
+        now = timestamp(self._sessions.ledger.clock.now())
+        return SessionEventRow(0, session_id, turn_id, kind, now, jsonutil.dumps(payload).decode())
 
     def _record(
         self, session_id: str, turn_id: str | None, kind: str, payload: dict[str, Any]
     ) -> None:
-        now = timestamp(self._sessions.ledger.clock.now())
-        if not self._events and (self._flusher is None or self._flusher.done()):
-            # what is buffered is written within EVENT_FLUSH_SECONDS, even if nothing follows
-            self._flusher = asyncio.get_running_loop().create_task(self._flush_soon())
-        self._events.append(
-            SessionEventRow(0, session_id, turn_id, kind, now, jsonutil.dumps(payload).decode())
-        )
-        self._publish(session_id, {"kind": kind, "turn_id": turn_id, "at": now, **payload})
+        row = self._event_row(session_id, turn_id, kind, payload)
+        self._events.append(row)
+        self._publish(session_id, {"kind": kind, "turn_id": turn_id, "at": row.at, **payload})
+        if session_id in self._stored:
+            # followed: written now (writes never overlap; what comes during one goes with
+            # the next)
+            if not self._flushing_now:
+                self._flushing_now = True
+                asyncio.get_running_loop().create_task(self._flush_soon(0.0))
+        elif self._flusher is None or self._flusher.done():
+            # else within EVENT_FLUSH_SECONDS, even if nothing follows
+            self._flusher = asyncio.get_running_loop().create_task(
+                self._flush_soon(EVENT_FLUSH_SECONDS)
+            )
 
     def _publish(self, session_id: str, event: dict[str, Any]) -> None:
         for queue in self._listeners.get(session_id, ()):
             with contextlib.suppress(asyncio.QueueFull):
                 queue.put_nowait(event)
 
-    async def _flush_soon(self) -> None:
-        await asyncio.sleep(EVENT_FLUSH_SECONDS)
-        await self._flush_events()
+    def _notify(self, session_id: str) -> None:
+        for woken in self._stored.get(session_id, ()):
+            woken.set()
+
+    async def _flush_soon(self, delay: float) -> None:
+        if delay:
+            await asyncio.sleep(delay)
+            await self._flush_events()
+            return
+        try:
+            while any(row.session_id in self._stored for row in self._events):
+                await self._flush_events()
+        finally:
+            self._flushing_now = False
 
     async def _flush_events(self) -> None:
-        """Write the buffered events (a short turn's go with its outcome, in one write)."""
-        if not self._events:
-            return
-        batch, self._events = self._events, []
-        with contextlib.suppress(Exception):  # events of a deleted session have no home
-            await self._offload(self._sessions.turns.append_events, batch)
+        """Write the buffered events (a short turn's go with its outcome, in one write), one
+        write at a time, so that events are stored in the order they came."""
+        async with self._flush_lock:
+            if not self._events:
+                return
+            batch, self._events = self._events, []
+            with contextlib.suppress(Exception):  # events of a deleted session have no home
+                await self._offload(self._sessions.turns.append_events, batch)
+        for session_id in {row.session_id for row in batch}:
+            self._notify(session_id)
+
+
+def _error_text(exc: BaseException) -> str:
+    """What an agent said when it refused a request (a JSON-RPC error's message and data)."""
+    message = str(exc) or type(exc).__name__
+    data = getattr(exc, "data", None)
+    if isinstance(data, dict):
+        detail = data.get("details") or data.get("message")
+        if isinstance(detail, str) and detail and detail not in message:
+            message = f"{message}: {detail}"
+    elif isinstance(data, str) and data and data not in message:
+        message = f"{message}: {data}"
+    return message
 
 
 def event_record(row: SessionEventRow) -> dict[str, Any]:

@@ -22,6 +22,9 @@ class TurnRecorder:
     def __init__(self, turn: TranscriptTurn) -> None:
         self.turn = turn
         self.message: list[str] = []
+        #: the message's segments: a tool call after some text starts a new one
+        self.segments: list[str] = []
+        self._segment: list[str] = []
         self.thoughts: list[str] = []
         self.tool_calls: dict[str, dict[str, Any]] = {}
         self.plan: list[dict[str, Any]] = []
@@ -36,10 +39,13 @@ class TurnRecorder:
         if self._first_update is None:
             self._first_update = time.monotonic()
         if kind == "agent_message_chunk":
-            self.message.append(str(payload.get("content", {}).get("text", "")))
+            text = str(payload.get("content", {}).get("text", ""))
+            self.message.append(text)
+            self._segment.append(text)
         elif kind == "agent_thought_chunk":
             self.thoughts.append(str(payload.get("content", {}).get("text", "")))
         elif kind in ("tool_call", "tool_call_update"):
+            self._close_segment()
             call = self.tool_calls.setdefault(str(payload["tool_call_id"]), {})
             call.update(payload)
         elif kind == "plan":
@@ -47,6 +53,24 @@ class TurnRecorder:
         elif kind == "usage_update":
             self.usage = {**(self.usage or {}), "context_used": payload.get("used")}
         return kind, payload
+
+    def _close_segment(self) -> None:
+        text = "".join(self._segment)
+        if text.strip():
+            self.segments.append(text)
+        self._segment = []
+
+    def final_message(self) -> tuple[str, int]:
+        """The message's segments joined by a blank line (the narration before each tool call
+        never runs into the next), and where the last one (the answer) starts."""
+        segments = list(self.segments)
+        tail = "".join(self._segment)
+        if tail.strip():
+            segments.append(tail)
+        if not segments:
+            return "", 0
+        final = "\n\n".join(segments)
+        return final, len(final) - len(segments[-1])
 
     def _doc(self) -> dict[str, Any]:
         now = time.monotonic()
@@ -63,15 +87,27 @@ class TurnRecorder:
         }
 
     def outcome(
-        self, status: str, stop_reason: str, ended_at: str, usage: dict[str, Any] | None = None
+        self,
+        status: str,
+        stop_reason: str,
+        ended_at: str,
+        usage: dict[str, Any] | None = None,
+        failure: str | None = None,
     ) -> TranscriptTurn:
+        """The turn as it ended; ``failure``: what the agent said when it failed."""
         if usage:
             self.usage = {**(self.usage or {}), **usage}
+        final, answer_from = self.final_message()
+        doc = self._doc()
+        if answer_from:
+            doc["answer_from"] = answer_from
+        if failure is not None:
+            doc["failure"] = {"kind": stop_reason, "summary": failure}
         return replace(
             self.turn,
             status=status,
             stop_reason=stop_reason,
-            final_message="".join(self.message),
+            final_message=final,
             ended_at=ended_at,
-            doc=jsonutil.dumps(self._doc()).decode(),
+            doc=jsonutil.dumps(doc).decode(),
         )

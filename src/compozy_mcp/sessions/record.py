@@ -151,8 +151,10 @@ def badge_and_column(state: SessionState, worktree: WorktreeRow | None = None) -
         hand_off = _hand_off(worktree)
         if hand_off is not None:
             return hand_off
-    if status in ("ready", "running"):
+    if status == "running":  # a turn runs
         return "running", "working"
+    if status == "ready":  # bound, between turns: among the sessions at work, idle
+        return "idle", "working"
     if status in ("binding", "reconfiguring", "recovering"):
         return "starting", "working"
     return "idle", "backlog"

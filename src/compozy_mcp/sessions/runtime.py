@@ -53,14 +53,17 @@ def check_selection(selection: Selection, catalog: AgentCatalog) -> AgentDefinit
             f'provider "{selection.provider}" is not known (known: {catalog.known()}; '
             "compozy__agent_list lists them)",
         )
-    if selection.model is not None and selection.model not in provider.models:
+    # an agent whose models are not known yet (it never started here) is asked when it starts
+    model = selection.model
+    if model is not None and provider.models and model not in provider.models:
         raise SelectionRejected(
             "model",
-            f'provider "{provider.name}" has no model "{selection.model}" '
+            f'provider "{provider.name}" has no model "{model}" '
             f"(models: {', '.join(provider.models)})",
         )
     effort = selection.reasoning_effort
-    if effort is not None and effort not in provider.reasoning_efforts:
+    unknown = not provider.reasoning_efforts and provider.announced is False and not provider.models
+    if effort is not None and not unknown and effort not in provider.reasoning_efforts:
         supported = ", ".join(provider.reasoning_efforts) or "none"
         raise SelectionRejected(
             "reasoning_effort",

@@ -23,6 +23,7 @@ COMPACT_TURN_FIELDS = (
     "summary",
     "created_at",
     "stop_reason",
+    "failure",
     "started_at",
     "ended_at",
 )
@@ -33,6 +34,8 @@ def turn_record(turn: TranscriptTurn) -> dict[str, Any]:
     doc: dict[str, Any] = jsonutil.loads(turn.doc) if turn.doc else {}
     final = turn.final_message or ""
     prompt = turn.text
+    # a long message is cut to its answer: the text after the agent's last tool call
+    answer = final[int(doc.get("answer_from", 0)) :] if len(final) > SUMMARY_CHARS else final
     out: dict[str, Any] = {
         "session_id": turn.session_id,
         "turn_id": turn.turn_id or f"turn-{turn.turn}",
@@ -40,11 +43,13 @@ def turn_record(turn: TranscriptTurn) -> dict[str, Any]:
         "epoch": turn.epoch,
         "status": turn.status,
         "prompt": {"text": prompt[:PROMPT_CHARS], "truncated": len(prompt) > PROMPT_CHARS},
-        "summary": {"text": final[:SUMMARY_CHARS], "truncated": len(final) > SUMMARY_CHARS},
+        "summary": {"text": answer[:SUMMARY_CHARS], "truncated": len(final) > SUMMARY_CHARS},
         "created_at": turn.created_at,
     }
     if turn.stop_reason is not None:
         out["stop_reason"] = turn.stop_reason
+    if doc.get("failure"):
+        out["failure"] = doc["failure"]
     if turn.started_at is not None:
         out["started_at"] = turn.started_at
     if turn.ended_at is not None:

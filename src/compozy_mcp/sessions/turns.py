@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
 
+from compozy_mcp import jsonutil
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.errors import ToolConflict
 from compozy_mcp.reasons import Reason
@@ -27,6 +28,13 @@ from compozy_mcp.store.base import SessionEventRow, SessionRow, StoreWriter, Tra
 
 RUNTIME = CallInfo(tool_id="compozy.runtime")
 OPEN_TURN = ("queued", "running")
+
+
+def failure_doc(doc: str | None, kind: str, summary: str) -> str:
+    """A turn's document with why it failed (``failure``: kind and summary)."""
+    fields = jsonutil.loads(doc) if doc else {}
+    fields["failure"] = {"kind": kind, "summary": summary}
+    return jsonutil.dumps(fields).decode()
 
 
 def _live(state: SessionState, generation: int) -> bool:
@@ -138,6 +146,43 @@ class TurnLedger:
         self._apply(session_id, change)
         return len(queued)
 
+    def fail_open(
+        self,
+        session_id: str,
+        stop_reason: str,
+        summary: str,
+        events: Sequence[SessionEventRow] = (),
+        *,
+        kind: str | None = None,
+        queued_only: bool = False,
+    ) -> list[TranscriptTurn]:
+        """Fail every open turn of a session whose agent could not start (or went away before
+        taking them): each ends ``failed`` with ``stop_reason`` and a failure of ``kind``
+        (default: the stop reason) saying ``summary`` (``queued_only``: not the one running,
+        which its runtime stores itself). Returns the turns it failed (the waiters of each are
+        told by the caller)."""
+        failed: list[TranscriptTurn] = []
+
+        def change(writer: StoreWriter, _: SessionRow, state: SessionState) -> bool:
+            writer.append_session_events(events)
+            now = self._ledger.now()
+            for turn in writer.transcript(session_id):
+                if turn.status == "queued" or (turn.status in OPEN_TURN and not queued_only):
+                    ended = replace(
+                        turn,
+                        status="failed",
+                        stop_reason=stop_reason,
+                        ended_at=now,
+                        doc=failure_doc(turn.doc, kind or stop_reason, summary),
+                    )
+                    writer.save_turn(ended)
+                    failed.append(ended)
+            state.queue = []
+            return bool(failed) or bool(events)
+
+        self._apply(session_id, change)
+        return failed
+
     def add_interaction(self, session_id: str, interaction: Interaction, generation: int) -> bool:
         added: list[bool] = []
 
@@ -199,8 +244,15 @@ class TurnLedger:
             now = self._ledger.now()
             for turn in writer.transcript(session_id):
                 if turn.status == "running":
+                    doc = failure_doc(turn.doc, "agent_crashed", summary)
                     writer.save_turn(
-                        replace(turn, status="failed", stop_reason="agent_crashed", ended_at=now)
+                        replace(
+                            turn,
+                            status="failed",
+                            stop_reason="agent_crashed",
+                            ended_at=now,
+                            doc=doc,
+                        )
                     )
             unbind(state)
             runtime.status = "failed"

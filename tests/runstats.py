@@ -1,0 +1,198 @@
+"""Where a test run's time goes, and the order in which its modules are handed out.
+
+At the end of a run the terminal summary shows, per tier (unit, process, node, bench), how many
+tests ran, the wall seconds they took (setup to teardown, summed over the tests; with two
+workers the run takes about half of the sum) and the CPU seconds they used: the test process's
+own and that of the processes it started and waited for (a daemon stopped at the end of a module
+counts in that module's last teardown). ``COMPOZY_TEST_TIMES=FILE`` also writes one JSON line
+per test to FILE (``nodeid``, ``tier``, ``wall``, ``cpu``): wall seconds well above CPU seconds
+are a test waiting (a sleep, a timeout, a process starting).
+
+Under ``--dist loadscope`` (``make test``) xdist hands out whole modules. The run goes fastest
+when the longest modules start first and the many short unit modules fill in at the end, so:
+each worker collects modules with a slow-tier test before the others (:func:`slow_modules_first`,
+the same order in every worker, as xdist requires), and the controller hands them out longest
+first by the seconds each took in the last run (kept in pytest's cache; a module it has no figure
+for goes first, a new module being the likeliest to be slow).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import time
+from collections import OrderedDict, defaultdict
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+#: every tier, in the order they are shown; a test without a slow-tier marker is ``unit``
+TIERS = ("unit", "process", "node", "agents", "bench", "soak")
+SLOW_TIERS = TIERS[1:]
+#: pytest cache key of the seconds each module (xdist scope) took, summed over its tests
+SCOPE_SECONDS = "compozy/scope-seconds"
+_CPU_MARK = pytest.StashKey[float]()
+
+
+def cpu_seconds() -> float:
+    """User and system CPU of this process and of the children it has waited for."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def tier_of(keywords: Any) -> str:
+    return next((tier for tier in SLOW_TIERS if tier in keywords), "unit")
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit xdist's ``loadscope`` hands out: a module, or a class in one."""
+    return nodeid.rsplit("::", 1)[0]
+
+
+def slow_modules_first(items: list[pytest.Item]) -> None:
+    """Reorder ``items`` in place: modules with a process, node or bench test first, each
+    module's tests kept together and in their order."""
+    modules: dict[str, list[pytest.Item]] = defaultdict(list)
+    for item in items:
+        modules[item.nodeid.split("::", 1)[0]].append(item)
+
+    def is_slow(module: list[pytest.Item]) -> bool:
+        return any(item.get_closest_marker(tier) for item in module for tier in SLOW_TIERS)
+
+    ordered = sorted(modules.values(), key=lambda module: not is_slow(module))
+    items[:] = [item for module in ordered for item in module]
+
+
+# --- on the worker (or the only process): each phase's CPU seconds travel with its report ---
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
+    _Marks.last = cpu_seconds()
+
+
+class _Marks:
+    last = 0.0
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: Any
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    now = cpu_seconds()
+    report.user_properties.append(("cpu_seconds", now - _Marks.last))
+    _Marks.last = now
+    return report
+
+
+# --- on the controller (or the only process): the sums, the summary, the cache -------------
+
+
+@dataclass
+class TierTotals:
+    tests: int = 0
+    wall: float = 0.0
+    cpu: float = 0.0
+
+
+class RunStats:
+    """Registered by ``tests/conftest.py`` in the process that reports (never in a worker)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.started = time.monotonic()
+        self.tiers: dict[str, TierTotals] = {tier: TierTotals() for tier in TIERS}
+        self.scopes: dict[str, float] = defaultdict(float)
+        self.tests: dict[str, TierTotals] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        tier = tier_of(report.keywords)
+        test = self.tests.get(report.nodeid)
+        if test is None:
+            test = self.tests[report.nodeid] = TierTotals(tests=1)
+            self.tiers[tier].tests += 1
+        cpu = sum(
+            v for k, v in report.user_properties if k == "cpu_seconds" and isinstance(v, float)
+        )
+        for totals in (self.tiers[tier], test):
+            totals.wall += report.duration
+            totals.cpu += cpu
+        self.scopes[scope_of(report.nodeid)] += report.duration
+        if report.when == "teardown" and (path := os.environ.get("COMPOZY_TEST_TIMES")):
+            row = {"nodeid": report.nodeid, "tier": tier, "wall": test.wall, "cpu": test.cpu}
+            with open(path, "a", encoding="utf-8") as out:
+                out.write(json.dumps(row) + "\n")
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        cache = getattr(self.config, "cache", None)
+        if cache is None or not self.scopes:
+            return
+        known: dict[str, float] = cache.get(SCOPE_SECONDS, {})
+        known.update({scope: round(seconds, 2) for scope, seconds in self.scopes.items()})
+        cache.set(SCOPE_SECONDS, known)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        shown = [(tier, t) for tier, t in self.tiers.items() if t.tests]
+        if not shown:
+            return
+        workers = getattr(self.config.option, "numprocesses", None) or 1
+        write = terminalreporter.write_line
+        terminalreporter.section("tier times")
+        write(
+            f"{'tier':<8} {'tests':>6} {'wall s':>8} {'cpu s':>8}   "
+            f"(summed over tests, setup to teardown; {workers} worker(s))"
+        )
+        for tier, t in shown:
+            write(f"{tier:<8} {t.tests:>6} {t.wall:>8.1f} {t.cpu:>8.1f}")
+        all_wall = sum(t.wall for _, t in shown)
+        all_cpu = sum(t.cpu for _, t in shown)
+        tests = sum(t.tests for _, t in shown)
+        write(f"{'all':<8} {tests:>6} {all_wall:>8.1f} {all_cpu:>8.1f}")
+        write(f"the run: {time.monotonic() - self.started:.1f} s wall")
+
+
+def register(config: pytest.Config) -> None:
+    """Add the controller's part (the sums) and, under xdist, the module order."""
+    config.pluginmanager.register(RunStats(config), "compozy-runstats")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(SchedulerPlugin(), "compozy-scheduler")
+
+
+# --- the order xdist hands modules out ------------------------------------------------------
+
+
+class SchedulerPlugin:
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        if config.getvalue("dist") != "loadscope":
+            return None
+        cache = getattr(config, "cache", None)
+        known: dict[str, float] = cache.get(SCOPE_SECONDS, {}) if cache else {}
+        return _longest_first_scheduling(config, log, known)
+
+
+def _longest_first_scheduling(config: pytest.Config, log: Any, known: dict[str, float]) -> Any:
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LongestFirst(LoadScopeScheduling):
+        """xdist's ``loadscope``, with its queue ordered longest module first before the first
+        module is handed out (xdist's own order is by number of tests)."""
+
+        ordered = False
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not self.ordered:
+                self.ordered = True
+                queue = self.workqueue
+                # stable: a module without a figure keeps its collected place among those
+                # without one, and all of them go first
+                order = sorted(queue, key=lambda scope: -known.get(scope, float("inf")))
+                self.workqueue = OrderedDict((scope, queue[scope]) for scope in order)
+            super()._assign_work_unit(node)
+
+    return LongestFirst(config, log)
