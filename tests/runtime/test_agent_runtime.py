@@ -273,7 +273,8 @@ async def test_compact_events_keep_a_failed_turns_status_and_stop_reason(call: C
     assert ended["payload"] == {
         "status": "failed",
         "stop_reason": "agent_crashed",
-        "detail": 'agent "echo" exited with status 3 during a turn; stderr: echo: crashed on request',
+        "detail": 'agent "echo" exited with status 3 during a turn; stderr: echo: crashed on '
+        "request",
     }
     full = await call.structured(
         "compozy__session_events", {"session_id": sid, "result_view": "full"}

@@ -22,6 +22,7 @@ from mcp.types import (
     ListToolsResult,
     NotificationParams,
     PaginatedRequestParams,
+    SetLevelRequestParams,
     TextContent,
     Tool,
 )
@@ -51,6 +52,7 @@ from compozy_mcp.proxy.discovery import (
 from compozy_mcp.proxy.elicit import ask_person
 from compozy_mcp.proxy.forwarding import UpstreamCall
 from compozy_mcp.proxy.listing import mcp_tool
+from compozy_mcp.proxy.logs import McpLogs
 from compozy_mcp.proxy.notify import ToolsChanged
 from compozy_mcp.proxy.paging import Pages
 from compozy_mcp.proxy.streaming import MCP_RESULT_CEILING, MESSAGE_OVERHEAD, SSE_EVENT_CAP
@@ -257,6 +259,11 @@ class ProxyServer:
             self.changes,
             catalog_ttl_ms=CHANGING_CATALOG_TTL_MS if upstreams else CATALOG_TTL_MS,
         )
+        # the logging capability: logging/setLevel, and the daemon's lines as notifications
+        self.logs = McpLogs(self._scope)
+        self.server.add_request_handler(
+            "logging/setLevel", SetLevelRequestParams, self.logs.set_level
+        )
         if upstreams is not None:
             # a 2025-11-25 client says what it supports in its handshake: servers start then
             self.server.add_notification_handler(
@@ -350,7 +357,8 @@ class ProxyServer:
         name = params.name
         await self._upstreams_ready(ctx)
         try:
-            return await self.route(ctx, self._scope(ctx), name, params.arguments)
+            async with self.logs.for_request(ctx):
+                return await self.route(ctx, self._scope(ctx), name, params.arguments)
         except CompozyError as error:
             return mcp_error(error)
         except MCPError:
