@@ -442,7 +442,11 @@ def test_a_recorded_error_names_what_the_redacting_surfaces_show() -> None:
     )
     conflict = error_payload(ToolConflict("t", "fence moved"))
     assert "redacted_as" not in conflict  # not an input error or a denial: shown as it is
-    record = {"run": {"error": denied, "nodes": [{"error": denied, "items": [{"error": denied}]}]}}
+    run: dict[str, Any] = {
+        "error": denied,
+        "nodes": [{"error": denied, "items": [{"error": denied}]}],
+    }
+    record = {"run": run}
     shown = redact_result(record)["run"]
     for error in (
         shown["error"],
@@ -455,4 +459,4 @@ def test_a_recorded_error_names_what_the_redacting_surfaces_show() -> None:
             "message": "tool invocation denied",
             "tool_id": "t",
         }
-    assert record["run"]["error"]["message"] == "hook said no: secret reason"  # not mutated
+    assert run["error"]["message"] == "hook said no: secret reason"  # not mutated
