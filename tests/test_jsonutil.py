@@ -40,3 +40,16 @@ def test_canonical_json_escapes_line_separators_as_go_does() -> None:
 def test_digest_refuses_non_objects() -> None:
     with pytest.raises(TypeError):
         schema_digest([1])  # type: ignore[arg-type]
+
+
+def test_integral_floats_become_integers_and_nothing_else_is_copied() -> None:
+    from compozy_mcp.jsonutil import integral
+
+    schema = {"a": {"maximum": 600.0, "minimum": 0.5}, "b": [1.0, "x"], "c": {"d": 1}}
+    out = integral(schema)
+    assert out == {"a": {"maximum": 600, "minimum": 0.5}, "b": [1, "x"], "c": {"d": 1}}
+    assert type(out["a"]["maximum"]) is int
+    assert out["c"] is schema["c"]  # unchanged parts are shared
+    untouched = {"a": [1, 2], "b": 0.25}
+    assert integral(untouched) is untouched
+    assert type(integral(1e300)) is float  # past what every reader holds exactly

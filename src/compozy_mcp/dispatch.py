@@ -21,6 +21,11 @@ Steps, in order; any failure ends the call before the tool runs (except the last
    artifact and replaced by a continuation that ``compozy__tool_artifact_read`` follows;
 9. ``tool.post_call`` hooks, which may replace the title or the result (the budget applies to
    a replaced result too), or ``tool.post_error`` hooks, which may replace the message.
+
+A call of an upstream MCP server's tool (``<server>__<tool>``) is forwarded by the surface that
+holds the connection, through :meth:`Dispatcher.call_external`: the same three hook events, on
+the input and the result as the server takes and sends them (no selector, no view, no schema
+check: the server checks its own input).
 """
 
 from __future__ import annotations
@@ -28,8 +33,9 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from compozy_mcp import jsonutil
 from compozy_mcp.approvals import Approvals
@@ -132,6 +138,96 @@ class _Hooked:
             self.error.args = (patch.error,)
 
 
+R = TypeVar("R")
+
+
+class ExternalCall(Protocol, Generic[R]):
+    """What a surface that forwards a call to an upstream MCP server lends the dispatcher for
+    its hooks (the core knows no MCP: these say what the server's result is as JSON)."""
+
+    def forward(self, tool_input: dict[str, Any] | None) -> Awaitable[R]:
+        """Send the call (with the input as the hooks left it) and return the server's result;
+        raise the :class:`ToolError` (or the server's own error) the call ends in."""
+        ...
+
+    def result_payload(self, result: R) -> dict[str, Any]:
+        """The result as the server sent it (hooks' ``tool_result``)."""
+        ...
+
+    def patched(self, result: R, tool_result: dict[str, Any]) -> R:
+        """The result a ``tool.post_call`` patch replaces it with; raise a :class:`ToolError`
+        when the patch is not a result the server could have sent."""
+        ...
+
+    def error_payload(self, error: Exception) -> dict[str, Any] | None:
+        """A failure that is not a :class:`ToolError` (the server's own JSON-RPC error) as
+        ``tool.post_error`` reports it; ``None``: not a failure of the call."""
+        ...
+
+
+@dataclass(slots=True)
+class _Forwarded(Generic[R]):
+    """An upstream call's state while its hooks may change it."""
+
+    tool_id: str
+    external: ExternalCall[R]
+    tool_input: dict[str, Any] | None
+    result: R | None = None
+    error: Exception | None = None
+
+    def pre_fields(self) -> dict[str, Any]:
+        return {"tool_input": self.tool_input if self.tool_input is not None else {}}
+
+    async def apply_pre(self, patch: Patch) -> None:
+        if patch.tool_input is not None:
+            self.tool_input = patch.tool_input  # passed on as it is: the server checks it
+
+    def post_fields(self) -> dict[str, Any]:
+        assert self.result is not None
+        return {
+            "tool_input": self.tool_input if self.tool_input is not None else {},
+            "tool_result": self.external.result_payload(self.result),
+        }
+
+    async def apply_post(self, patch: Patch) -> None:
+        assert self.result is not None
+        if patch.title is not None:
+            raise ToolDenied(
+                self.tool_id,
+                f'tool "{self.tool_id}" is an upstream MCP server\'s: its result has no title a '
+                "hook could set",
+                reason=Reason.PATCH_NOT_APPLICABLE,
+            )
+        if patch.tool_result is not None:
+            self.result = self.external.patched(self.result, patch.tool_result)
+
+    def error_fields(self) -> dict[str, Any]:
+        assert self.error is not None
+        error = self.error
+        shown = (
+            error.payload(redact=False)
+            if isinstance(error, ToolError)
+            else self.external.error_payload(error)
+        )
+        return {
+            "tool_input": self.tool_input if self.tool_input is not None else {},
+            "error": shown,
+        }
+
+    async def apply_error(self, patch: Patch) -> None:
+        if patch.error is None:
+            return
+        if not isinstance(self.error, ToolError):
+            raise ToolDenied(
+                self.tool_id,
+                f'tool "{self.tool_id}" failed with its server\'s own error, which reaches the '
+                "caller as the server sent it",
+                reason=Reason.PATCH_NOT_APPLICABLE,
+            )
+        self.error.message = patch.error
+        self.error.args = (patch.error,)
+
+
 class Dispatcher:
     def __init__(
         self,
@@ -206,6 +302,48 @@ class Dispatcher:
                     reason=Reason.SESSION_NOT_IN_SCOPE,
                 )
         return tool_input
+
+    # --- a call forwarded to an upstream MCP server -------------------------------------------
+
+    async def call_external(
+        self,
+        tool_id: str,
+        tool_input: dict[str, Any] | None,
+        external: ExternalCall[R],
+        *,
+        scope: CallScope = OPERATOR,
+        read_only: bool = False,
+    ) -> R:
+        """Forward one call of an upstream server's tool with its hooks around it: a
+        ``tool.pre_call`` deny refuses it and a ``tool_input`` patch is what the server gets;
+        ``tool.post_call`` sees the result as the server sent it (a ``tool_result`` patch
+        replaces it), ``tool.post_error`` the failure. ``has_result_views`` is absent and
+        ``result_view`` never inspected: the tool is the server's. The caller has already
+        checked that ``scope`` may call it."""
+        hooks = self.hooks
+        if hooks is None or not hooks.wants(tool_id):
+            return await external.forward(tool_input)
+        call = _Forwarded(tool_id, external, tool_input)
+        subject = CallSubject(
+            ToolReference(
+                tool_call_id=f"call-{secrets.token_hex(6)}",
+                tool_id=tool_id,
+                read_only=read_only,
+                has_result_views=False,
+            ),
+            hooks.caller(scope.session_id),
+        )
+        await hooks.fire(PRE_CALL, subject, call.pre_fields, call.apply_pre)
+        try:
+            call.result = await external.forward(call.tool_input)
+        except Exception as error:
+            if not isinstance(error, ToolError) and external.error_payload(error) is None:
+                raise
+            call.error = error
+            await hooks.fire(POST_ERROR, subject, call.error_fields, call.apply_error)
+            raise
+        await hooks.fire(POST_CALL, subject, call.post_fields, call.apply_post)
+        return call.result
 
     # --- the call --------------------------------------------------------------------------
 

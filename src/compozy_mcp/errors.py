@@ -123,6 +123,9 @@ class ToolError(CompozyError):
     code = "tool_backend_failed"
     #: the message CLI and HTTP surfaces print instead of the dispatch message, if any
     redacted_as: ClassVar[str | None] = None
+    #: whether ``details`` are for the caller to read even where the message is redacted
+    #: (redaction is for the dispatch message, not for findings the author must act on)
+    details_survive_redaction: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -143,7 +146,7 @@ class ToolError(CompozyError):
         if redacted:
             body["message"] = self.redacted_as
         body["tool_id"] = self.tool_id
-        if self.details and not redacted:
+        if self.details and (not redacted or self.details_survive_redaction):
             body["details"] = self.details
         return body
 
@@ -304,9 +307,11 @@ class StaleFence(ToolConflict):
 
 class LoopInvalid(ToolInvalidInput):
     """A Loop definition failed lint: it is neither stored nor started. ``details.items``
-    holds every lint item; the message lists the errors as the CLI prints them."""
+    holds every lint item; the message lists the errors as the CLI prints them. The items
+    reach every surface: the CLI and HTTP/UDS redact the message, not the lint findings."""
 
     default_reason = Reason.LOOP_INVALID
+    details_survive_redaction = True
 
     def __init__(self, tool_id: str, items: list[dict[str, Any]]) -> None:
         errors = [item for item in items if item["severity"] == "error"]

@@ -155,6 +155,31 @@ def _encode_with_raw_numbers(value: Any) -> bytes:
     return orjson.dumps(value)
 
 
+#: the largest integer every JSON library reads exactly (2**53); integral floats up to it
+#: become ints
+_EXACT_INTEGERS = float(2**53)
+
+
+def integral(value: Any) -> Any:
+    """``value`` with every float that holds an integer written as an int (``600.0`` -> ``600``).
+
+    JSON libraries print ``600.0`` differently (Python ``600.0``, Go and JavaScript ``600``);
+    they all print ``600`` alike, so a digest recomputed from a served schema with any of them
+    matches ours. Returns ``value`` itself when nothing changes (no copy).
+    """
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) <= _EXACT_INTEGERS:
+            return int(value)
+        return value
+    if isinstance(value, dict):
+        changed = {key: integral(item) for key, item in value.items()}
+        return value if all(changed[key] is value[key] for key in value) else changed
+    if isinstance(value, list):
+        items = [integral(item) for item in value]
+        return value if all(new is old for new, old in zip(items, value, strict=True)) else items
+    return value
+
+
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -22,6 +22,8 @@ class Reason(StrEnum):
     SESSION_ENDED = "session_ended"
     HOOK_DENIED = "hook_denied"
     HOOK_FAILED = "hook_failed"
+    #: a hook patch that does not apply to the tool (an upstream result has no title)
+    PATCH_NOT_APPLICABLE = "patch_not_applicable"
     OPERATOR_ONLY = "operator_only"
     RESULT_VIEW_PINNED = "result_view_pinned"
     HANDLER_FAILED = "handler_failed"

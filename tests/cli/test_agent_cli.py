@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -80,9 +81,74 @@ def test_session_prompt_without_a_daemon_streams_one_json_object_per_update(
     history = json.loads(cli("session", "history", sid, "-o", "json").stdout)
     (turn,) = history["turns"]
     assert turn["summary"]["text"] == "Plan done: 3 steps."
-    assert "chunks" not in turn  # compact without --full
+    assert turn["chunks"]  # session commands print complete turns (spec, CLI)
     full = json.loads(cli("session", "history", sid, "--full", "-o", "json").stdout)
     assert len(full["turns"][0]["plan"]) == 3
+
+
+def _session_with_a_turn(tmp_path: Path, text: str) -> tuple[str, dict[str, Any]]:
+    """A session made with the CLI, and one turn of ``text`` run on the echo agent in this
+    process (the unit tier starts no agent process); the session's complete history."""
+    import anyio
+    from tests.runtime.inprocess import InProcessLauncher
+
+    from compozy_mcp.assembly import open_app
+    from compozy_mcp.config import Settings
+
+    made = run_cli(
+        "session", "create", "--agent", "g", "--provider", "echo", "-o", "json", env=_env(tmp_path)
+    )
+    sid = str(json.loads(made.stdout)["session"]["id"])
+
+    async def take_a_turn() -> dict[str, Any]:
+        with open_app(Settings(home=tmp_path), launcher=InProcessLauncher()) as app:
+            prompt = {"session_id": sid, "prompt": text, "wait": True, "timeout_seconds": 30}
+            await app.dispatcher.call("compozy__session_prompt", prompt)
+            history = await app.dispatcher.call(
+                "compozy__session_history", {"session_id": sid, "result_view": "full"}
+            )
+            await app.shutdown()
+            return dict(history.structured)
+
+    return sid, anyio.run(take_a_turn)
+
+
+def test_session_history_json_prints_complete_turns_as_the_session_api_does(
+    tmp_path: Path,
+) -> None:
+    """Spec, CLI: "compozy session ... commands and their JSON output do not change; they read
+    the HTTP/UDS session API": ``-o json`` prints each turn complete, with or without --full."""
+    env = _env(tmp_path)
+    sid, complete = _session_with_a_turn(tmp_path, "plan it")
+    printed = json.loads(run_cli("session", "history", sid, "-o", "json", env=env).stdout)
+    assert printed == complete
+    (turn,) = printed["turns"]
+    assert {"final_message", "chunks", "thoughts", "tool_calls", "plan"} <= set(turn)
+    assert len(turn["plan"]) == 3
+    with_full = run_cli("session", "history", sid, "--full", "-o", "json", env=env)
+    assert json.loads(with_full.stdout) == printed
+
+
+def test_tool_invoke_session_events_compact_keeps_the_turns_end(tmp_path: Path) -> None:
+    """Spec, what compact keeps, through ``compozy tool invoke`` as a script reads it."""
+    sid, _ = _session_with_a_turn(tmp_path, "hello")
+    tool_input = json.dumps({"session_id": sid})
+    done = run_cli(
+        "tool",
+        "invoke",
+        "compozy__session_events",
+        "--input",
+        tool_input,
+        "-o",
+        "json",
+        env=_env(tmp_path),
+    )
+    assert done.returncode == 0, done.stderr
+    events = json.loads(done.stdout)["result"]["structured"]["events"]
+    assert events[-1]["payload"] == {"status": "completed", "stop_reason": "end_turn"}
+    chunks = [e for e in events if e["kind"] == "agent_message_chunk"]
+    assert chunks
+    assert all("payload" not in e for e in chunks)
 
 
 def test_session_approve_without_an_id_needs_exactly_one_pending_interaction(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from mcp.client import Client
@@ -34,6 +35,19 @@ graph:
     - from: inspect
       to: report
 """
+#: codes that validate reports as a warning and a run that starts now as an error
+RUN_ERRORS = frozenset({"agent_unknown"})
+#: the one-line agents.yaml that makes the spec's example run on a default install: its
+#: ``agent: general`` names no built-in agent (here the echo agent; ``like: claude`` in use)
+GENERAL_AGENT = "agents: {general: {like: echo}}\n"
+
+
+def define_general(home: Path) -> None:
+    """Write :data:`GENERAL_AGENT` as ``home``'s agents.yaml."""
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)  # a home others can read is warned of
+    (home / "agents.yaml").write_text(GENERAL_AGENT, encoding="utf-8")
+
+
 #: the example without ``result_view: full`` on inspect: Loop validation stops it
 SPEC_EXAMPLE_COMPACT = SPEC_EXAMPLE.replace("        result_view: full\n", "")
 #: spec, "Loops": the error it stops with
@@ -119,6 +133,9 @@ LINT_CASES: dict[str, str] = {
     "unknown_node": graph(transform("t", '"{{ .nodes.ghost.output }}"')),
     "cycle": graph(transform("a", "1"), transform("b", "2"), edges=(("a", "b"), ("b", "a"))),
     "unknown_tool": graph("id: x\nclass: action\nkind: compozy__nope"),
+    "agent_unknown": graph(
+        "id: ask\nclass: action\nkind: run-agent\nparams:\n  agent: ech\n  prompt: hi"
+    ),
     "result_view_not_literal": graph(status_node(view='"{{ .inputs.v }}"')),
     "template_invalid": graph(transform("t", '"{{ .inputs.x "')),
     "unknown_reference": graph(transform("t", '"{{ .env.HOME }}"')),

@@ -14,6 +14,7 @@ from tests.api.support import Home, compozy, running_daemon
 from tests.loops.support import (
     SPEC_EXAMPLE_COMPACT,
     SPEC_MESSAGE,
+    define_general,
     gate,
     graph,
     status_node,
@@ -101,6 +102,7 @@ def test_a_run_on_a_daemon_survives_a_restart(tmp_path: Path) -> None:
 
 def test_lint_over_http_on_a_daemon(tmp_path: Path) -> None:
     home = Home.make(tmp_path)
+    define_general(home.path)
     with _serve(home) as daemon, daemon.client() as http:
         answer = http.post(
             "/api/tools/compozy__loop_validate/invoke",

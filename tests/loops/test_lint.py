@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.conftest import Caller
 from tests.loops.support import (
     LINT_CASES,
+    RUN_ERRORS,
     SPEC_EXAMPLE,
     SPEC_EXAMPLE_COMPACT,
     SPEC_MESSAGE,
@@ -53,6 +55,102 @@ async def test_spec_example_with_full_passes(app: App) -> None:
         await app.dispatcher.call("compozy__loop_validate", {"definition": SPEC_EXAMPLE})
     ).structured
     assert result == {"valid": True, "items": []}
+
+
+# --- agents -----------------------------------------------------------------------------------
+
+BARE_INSTALL_MESSAGE = (
+    'node "report" params.agent "general" is not a known agent (known: claude, codex, echo, '
+    "gemini); or define it in agents.yaml, e.g. `agents: {general: {like: claude}}`"
+)
+
+
+async def test_on_a_default_install_the_spec_example_warns_that_general_is_no_agent(
+    app: App,
+) -> None:
+    """The catalog can change before a stored Loop runs: validate and create warn."""
+    (app.settings.home / "agents.yaml").unlink()
+    result = (
+        await app.dispatcher.call("compozy__loop_validate", {"definition": SPEC_EXAMPLE})
+    ).structured
+    assert result["valid"] is True
+    assert [
+        (i["code"], i["severity"], i["message"], i["path"], i["line"]) for i in result["items"]
+    ] == [("agent_unknown", "warning", BARE_INSTALL_MESSAGE, "params.agent", 13)]
+
+
+async def test_a_run_that_starts_now_stops_on_an_unknown_agent_before_start(app: App) -> None:
+    (app.settings.home / "agents.yaml").unlink()
+    with pytest.raises(LoopInvalid) as caught:
+        await app.dispatcher.call(
+            "compozy__loop_run", {"definition": SPEC_EXAMPLE, "inputs": {"session_id": "s"}}
+        )
+    (item,) = caught.value.details["items"]
+    assert (item["code"], item["severity"], item["message"]) == (
+        "agent_unknown",
+        "error",
+        BARE_INSTALL_MESSAGE,
+    )
+    listed = (await app.dispatcher.call("compozy__loop_list", {})).structured
+    assert listed["loops"] == []  # nothing was stored
+
+
+async def test_a_stored_loop_whose_agent_went_away_is_refused_at_its_next_start(
+    app: App,
+) -> None:
+    made = (
+        await app.dispatcher.call("compozy__loop_create", {"definition": SPEC_EXAMPLE})
+    ).structured
+    (app.settings.home / "agents.yaml").unlink()
+    with pytest.raises(LoopInvalid, match="agent_unknown"):
+        await app.dispatcher.call(
+            "compozy__loop_run", {"loop_id": made["loop"]["id"], "inputs": {"session_id": "s"}}
+        )
+
+
+async def test_an_agent_close_to_a_known_one_gets_a_did_you_mean(app: App) -> None:
+    text = graph("id: ask\nclass: action\nkind: run-agent\nparams:\n  agent: cluade\n  prompt: hi")
+    [item] = await lint_items(app, text)
+    assert item["message"].startswith(
+        'node "ask" params.agent "cluade" is not a known agent (known: claude, codex, echo, '
+        'gemini, general); did you mean "claude"?'
+    )
+
+
+async def test_a_reviewers_agent_is_checked_and_a_named_session_or_a_reference_is_not(
+    app: App,
+) -> None:
+    reviewer = (
+        "id: review\nclass: control\nkind: gate\nparams:\n  criteria: [{id: ok, prompt: Ok?}]\n"
+        "  reviewer: {agent: nobody}"
+    )
+    [item] = await lint_items(app, graph(reviewer))
+    assert (item["code"], item["path"]) == ("agent_unknown", "params.reviewer.agent")
+    named = "id: ask\nclass: action\nkind: run-agent\nparams:\n  agent: nobody\n  prompt: hi"
+    assert await lint_items(app, graph(named + '\n  session_id: "{{ .inputs.sid }}"')) == []
+    templated = (
+        'id: ask\nclass: action\nkind: run-agent\nparams:\n  agent: "{{ .inputs.a }}"\n  prompt: hi'
+    )
+    assert await lint_items(app, graph(templated)) == []
+
+
+async def test_the_spec_example_runs_with_the_one_line_agents_yaml(app: App, call: Caller) -> None:
+    """docs/loops.md: ``agents: {general: {like: ...}}`` makes ``agent: general`` run."""
+    sid = (await call.create())["id"]
+    run = (
+        await app.dispatcher.call(
+            "compozy__loop_run",
+            {"definition": SPEC_EXAMPLE, "inputs": {"session_id": sid}, "wait": True},
+        )
+    ).structured["run"]
+    assert run["status"] == "succeeded", run
+    report = (
+        await app.dispatcher.call(
+            "compozy__loop_status", {"run_id": run["run_id"], "result_view": "full"}
+        )
+    ).structured["run"]
+    output = next(n for n in report["nodes"] if n["node_id"] == "report")["output"]
+    assert output["final_message"].startswith("echo: Tools allowed:")
 
 
 async def test_spec_example_through_mcp(app: App) -> None:
@@ -441,6 +539,6 @@ async def test_lint_codes_through_mcp(app: App, code: str) -> None:
         refused = tool_error(await client.call_tool("compozy__loop_run", {"definition": text}))
     assert [item["code"] for item in result["items"]] == [code]
     assert result["items"][0]["line"] is not None
-    assert result["items"][0]["severity"] == "error"
+    assert result["items"][0]["severity"] == ("warning" if code in RUN_ERRORS else "error")
     assert refused["reason"] == "loop_invalid"
     assert f"error: {code}\n{result['items'][0]['message']}" in refused["message"]

@@ -405,3 +405,58 @@ async def test_an_answer_that_lost_a_race_is_refused(
     with pytest.raises(ToolConflict) as caught:
         await tool(app, "approve", {"run_id": run["run_id"], "decision": "approve"})
     assert caught.value.reason == "write_conflict"
+
+
+async def test_compact_run_keeps_each_fan_out_items_status_and_failure(
+    app: App, call: Caller
+) -> None:
+    """Spec, what compact keeps: state and failures (of every fan-out item); the items'
+    outputs stay in the full record."""
+    sid = await _session(call)
+    text = graph(
+        'id: each\nclass: control\nkind: fan-out\nparams:\n  items: "{{ .inputs.ids }}"',
+        "id: inspect\nclass: action\nkind: compozy__session_status\nparams:\n"
+        '    session_id: "{{ .item }}"',
+        "id: all\nclass: control\nkind: collect\nparams:\n  from: each",
+        edges=(("each", "inspect"), ("inspect", "all")),
+    )
+    full = await _run(app, text, inputs={"ids": [sid, "sess-nope"]})
+    compact = (await tool(app, "status", {"run_id": full["run_id"]}))["run"]
+    items = _node(compact, "inspect")["items"]
+    assert [item["status"] for item in items] == [
+        item["status"] for item in _node(full, "inspect")["items"]
+    ]
+    (failed,) = [item for item in items if "error" in item]
+    assert failed["error"]["reason"] == "session_not_found"
+    assert all("output" not in item for item in items)
+
+
+def test_a_recorded_error_names_what_the_redacting_surfaces_show() -> None:
+    from compozy_mcp.errors import ToolConflict, ToolDenied
+    from compozy_mcp.loops.redaction import error_payload, redact_result
+
+    denied = error_payload(ToolDenied("t", "hook said no: secret reason"))
+    assert (denied["message"], denied["redacted_as"]) == (
+        "hook said no: secret reason",
+        "tool invocation denied",
+    )
+    conflict = error_payload(ToolConflict("t", "fence moved"))
+    assert "redacted_as" not in conflict  # not an input error or a denial: shown as it is
+    run: dict[str, Any] = {
+        "error": denied,
+        "nodes": [{"error": denied, "items": [{"error": denied}]}],
+    }
+    record = {"run": run}
+    shown = redact_result(record)["run"]
+    for error in (
+        shown["error"],
+        shown["nodes"][0]["error"],
+        shown["nodes"][0]["items"][0]["error"],
+    ):
+        assert error == {
+            "code": "tool_denied",
+            "reason": denied["reason"],
+            "message": "tool invocation denied",
+            "tool_id": "t",
+        }
+    assert run["error"]["message"] == "hook said no: secret reason"  # not mutated

@@ -167,3 +167,12 @@ async def test_a_server_schema_without_properties_is_searched_by_name_and_descri
     )
     external.found, external.version = [odd], 3
     assert (await search(call, "peculiar gadget"))[0]["id"] == "odd__tool"
+
+
+async def test_search_previews_count_matches_in_english(call: Caller) -> None:
+    found = await call("compozy__tool_search", {"query": "session", "limit": 2})
+    assert found.preview == "2 matches"
+    one = await call("compozy__tool_search", {"query": "session", "limit": 1})
+    assert one.preview == "1 match"
+    skills = await call("compozy__skill_search", {"query": "nothing-matches-this"})
+    assert skills.preview == "0 matches"

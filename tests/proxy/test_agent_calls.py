@@ -35,3 +35,20 @@ async def test_a_waiting_prompt_reports_its_turn_as_progress(proxy: Proxy, mode:
             "turn_ended",
         ]
         assert [done for done, _ in seen] == [1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+async def test_compact_events_over_mcp_keep_the_turns_status_and_stop_reason(
+    proxy: Proxy, mode: Mode
+) -> None:
+    """Spec, what compact keeps (state, stop reasons), as an MCP client receives it."""
+    async with proxy.client(mode) as client:
+        sid = (await create_session(client, provider="echo"))["id"]
+        prompt = {"session_id": sid, "prompt": "hi", "wait": True, "timeout_seconds": 60}
+        await client.call_tool("compozy__session_prompt", prompt)
+        events = record(await client.call_tool("compozy__session_events", {"session_id": sid}))
+        ended = events["events"][-1]
+        assert (ended["kind"], ended["payload"]) == (
+            "turn_ended",
+            {"status": "completed", "stop_reason": "end_turn"},
+        )
+        assert all("payload" not in e for e in events["events"] if e["kind"].endswith("_chunk"))

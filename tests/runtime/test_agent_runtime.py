@@ -203,7 +203,9 @@ async def test_history_compact_keeps_ids_stop_reasons_and_the_cut_final_message(
     assert "next_cursor" not in rest
 
 
-async def test_events_stream_every_update_and_compact_drops_the_payloads(call: Caller) -> None:
+async def test_events_stream_every_update_and_compact_keeps_only_what_a_caller_must_not_miss(
+    call: Caller,
+) -> None:
     sid = await _echo_session(call)
     await _prompt(call, sid, "hello")
     compact = await call.structured("compozy__session_events", {"session_id": sid})
@@ -215,7 +217,9 @@ async def test_events_stream_every_update_and_compact_drops_the_payloads(call: C
         "agent_message_chunk",
         "turn_ended",
     ]
-    assert all("payload" not in e for e in compact["events"])
+    # message chunks carry nothing compact keeps: their payload is left out, not shown as {}
+    assert all("payload" not in e for e in compact["events"][-5:-1])
+    assert compact["events"][-1]["payload"] == {"status": "completed", "stop_reason": "end_turn"}
     full = await call.structured(
         "compozy__session_events",
         {"session_id": sid, "cursor": compact["events"][-2]["seq"], "result_view": "full"},
@@ -257,6 +261,79 @@ async def test_a_slow_turn_is_cancelled_and_the_next_prompt_runs(call: Caller) -
     )
     assert (ended["turn"]["status"], ended["turn"]["stop_reason"]) == ("cancelled", "cancelled")
     assert (await _prompt(call, sid, "after"))["summary"]["text"] == "echo: after"
+
+
+async def test_compact_events_keep_a_failed_turns_status_and_stop_reason(call: Caller) -> None:
+    """Spec, what compact keeps: state, failures and stop reasons."""
+    sid = await _echo_session(call)
+    await _prompt(call, sid, "crash please")
+    compact = await call.structured("compozy__session_events", {"session_id": sid})
+    ended = compact["events"][-1]
+    assert ended["kind"] == "turn_ended"
+    assert ended["payload"] == {
+        "status": "failed",
+        "stop_reason": "agent_crashed",
+        "detail": 'agent "echo" exited with status 3 during a turn; stderr: echo: crashed on '
+        "request",
+    }
+    full = await call.structured(
+        "compozy__session_events", {"session_id": sid, "result_view": "full"}
+    )
+    assert full["events"][-1]["payload"] == ended["payload"]
+
+
+async def test_compact_events_keep_the_interaction_id_and_choices_the_approve_call_takes(
+    call: Caller,
+) -> None:
+    """Spec, what compact keeps: pending interactions and the fields a follow-up call takes.
+    The answer is given from the compact event alone."""
+    sid = await _echo_session(call)
+    async with anyio.create_task_group() as tasks:
+        results: list[dict[str, Any]] = []
+
+        async def prompt() -> None:
+            results.append(await _prompt(call, sid, "write it"))
+
+        tasks.start_soon(prompt)
+        await _pending(call, sid)
+        compact = await call.structured("compozy__session_events", {"session_id": sid})
+        (requested,) = [e for e in compact["events"] if e["kind"] == "permission_requested"]
+        payload = requested["payload"]
+        assert payload["title"] == "Write notes.txt"
+        assert payload["interaction_id"].startswith("int-")
+        assert payload["options"] == [
+            {"option_id": choice}
+            for choice in ("allow-once", "allow-always", "reject-once", "reject-always")
+        ]
+        await call.structured(
+            "compozy__session_approve",
+            {
+                "session_id": sid,
+                "interaction_id": payload["interaction_id"],
+                "decision": payload["options"][2]["option_id"],
+            },
+        )
+    assert results[0]["summary"]["text"] == "did not write notes.txt (reject-once)"
+    after = await call.structured(
+        "compozy__session_events", {"session_id": sid, "cursor": requested["seq"]}
+    )
+    answered = next(e for e in after["events"] if e["kind"] == "permission_answered")
+    assert answered["payload"] == {
+        "interaction_id": payload["interaction_id"],
+        "outcome": "answered",
+        "option_id": "reject-once",
+    }
+    failed_call = next(e for e in after["events"] if e["kind"] == "tool_call_update")
+    assert failed_call["payload"]["status"] == "failed"
+    full = await call.structured(
+        "compozy__session_events",
+        {"session_id": sid, "cursor": requested["seq"] - 1, "limit": 1, "result_view": "full"},
+    )
+    assert full["events"][0]["payload"]["options"][0] == {
+        "option_id": "allow-once",
+        "name": full["events"][0]["payload"]["options"][0]["name"],
+        "kind": "allow_once",
+    }
 
 
 # --- permission requests --------------------------------------------------------------------------
@@ -386,6 +463,17 @@ async def test_an_agent_crashing_mid_turn_fails_the_runtime_and_a_later_bind_wor
         'agent "echo" exited with status 3 during a turn; stderr: echo: crashed on request'
     )
     assert session["stop_cause"] == "failure"
+    # spec, session record tools: "stop_reason, stop_detail, failure | The session stopped or
+    # failed": the session's own failure, in the compact record too
+    compact = await call.session("compozy__session_status", {"session_id": sid})
+    assert compact["failure"] == {
+        "kind": "agent_crashed",
+        "summary": session["runtime"]["failure"]["summary"],
+    }
+    assert (compact["stop_reason"], compact["stop_detail"]) == (
+        "agent_crashed",
+        compact["failure"]["summary"],
+    )
     rebound = await call.session(
         "compozy__session_runtime_set",
         {
@@ -397,6 +485,7 @@ async def test_an_agent_crashing_mid_turn_fails_the_runtime_and_a_later_bind_wor
     )
     assert rebound["runtime"]["status"] == "ready"
     assert "stop_cause" not in rebound
+    assert "failure" not in rebound
     assert (await _prompt(call, sid, "again"))["status"] == "completed"
     assert len(launcher.running()) == 1
 

@@ -198,3 +198,26 @@ def test_single_result_tools_do_not_list_the_selector() -> None:
     tool = register(_definition(views=None))
     assert "result_view" not in tool.input_schema["properties"]
     assert tool.output_schema is FULL_SCHEMA
+
+
+def test_an_omit_empty_object_is_left_out_when_it_keeps_none_of_its_keys() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "kind": {"type": "string"},
+            "payload": {
+                "type": "object",
+                "properties": {"status": {"type": "string"}},
+                "additionalProperties": True,
+            },
+        },
+        "required": ["kind", "payload"],
+        "additionalProperties": False,
+    }
+    mask = Fields({"kind": KEEP, "payload": Fields(Fields.of("status").fields, omit_empty=True)})
+    assert project({"kind": "chunk", "payload": {"text": "hi"}}, mask) == {"kind": "chunk"}
+    ended = {"kind": "end", "payload": {"status": "failed", "text": "x"}}
+    assert project(ended, mask) == {"kind": "end", "payload": {"status": "failed"}}
+    compact = derive_schema("t", schema, mask)
+    assert compact["required"] == ["kind"]  # the payload may be left out
+    assert compact["properties"]["payload"]["additionalProperties"] is False

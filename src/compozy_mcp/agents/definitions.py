@@ -17,6 +17,10 @@ with compozy-mcp); more come from ``$COMPOZY_HOME/agents.yaml`` and a workspace'
 A definition that lists no models takes those the agent announces when it starts (ACP config
 options, remembered in ``$COMPOZY_HOME/run/agents.json``).
 
+``like: NAME`` starts a definition from one already loaded (a built-in, or one defined earlier),
+its own fields replacing that one's; ``agents: {general: {like: claude}}`` is a one-line file
+that gives Claude Code a second name (the agent the spec's Loop example runs).
+
 A file that cannot be read or parsed, or a definition that breaks the schema, is a *problem*
 (``compozy agent list`` shows it); it never stops the other definitions from loading.
 """
@@ -153,6 +157,7 @@ _STRINGS = {"type": "array", "items": {"type": "string", "minLength": 1}, "maxIt
 DEFINITION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
+        "like": {"type": "string", "minLength": 1},
         "command": {"type": "string", "minLength": 1},
         "args": {"type": "array", "items": {"type": "string"}, "maxItems": 256},
         "env": {"type": "object", "additionalProperties": {"type": "string"}},
@@ -166,7 +171,6 @@ DEFINITION_SCHEMA: dict[str, Any] = {
         "compozy_tools": {"type": "boolean"},
         "discovery": {"enum": ["full", "search"]},
     },
-    "required": ["command"],
     "additionalProperties": False,
 }
 FILE_SCHEMA: dict[str, Any] = {
@@ -229,33 +233,48 @@ class AgentCatalog:
         return ", ".join(sorted(self.agents))
 
 
-def _definition(name: str, raw: dict[str, Any], file: AgentFile) -> AgentDefinition:
-    command = raw["command"]
-    if "/" in command and not Path(command).is_absolute():
+def _definition(
+    name: str, raw: dict[str, Any], file: AgentFile, base: AgentDefinition | None = None
+) -> AgentDefinition:
+    """A definition from its file entry; ``base`` (``like``) gives the fields it leaves out."""
+    command = raw.get("command")
+    if command is None:
+        if base is None:
+            raise ValueError('field "command" is required')
+        command = base.command
+    elif "/" in command and not Path(command).is_absolute():
         command = str(file.base / command)
-    models = tuple(raw.get("models", ()))
-    default_model = raw.get("default_model") or (models[0] if models else None)
+    inherited = base if base is not None and "command" not in raw else None
+    models = tuple(raw.get("models", base.models if base else ()))
+    default_model = raw.get("default_model") or (
+        base.default_model if base and "models" not in raw else None
+    )
+    default_model = default_model or (models[0] if models else None)
     if default_model is not None and models and default_model not in models:
         raise ValueError(f'default_model "{default_model}" is not one of its models')
-    efforts = tuple(raw.get("reasoning_efforts", ()))
-    default_effort = raw.get("default_reasoning_effort")
+    efforts = tuple(raw.get("reasoning_efforts", base.reasoning_efforts if base else ()))
+    default_effort = raw.get("default_reasoning_effort") or (
+        base.default_effort if base and "reasoning_efforts" not in raw else None
+    )
     if default_effort is not None and default_effort not in efforts:
         raise ValueError(f'default_reasoning_effort "{default_effort}" is not one of its efforts')
     return AgentDefinition(
         name=name,
         command=command,
-        args=tuple(raw.get("args", ())),
-        env=dict(raw.get("env", {})),
-        provider=raw.get("provider", name),
-        description=raw.get("description", ""),
+        args=tuple(raw.get("args", inherited.args if inherited else ())),
+        env={**(base.env if base else {}), **raw.get("env", {})},
+        provider=raw.get("provider", (base.provider or base.name) if base else name),
+        description=raw.get("description", base.description if base else ""),
         models=models or ((default_model,) if default_model else ()),
         default_model=default_model,
         reasoning_efforts=efforts,
         default_effort=default_effort,
         source=file.source,
-        package=raw.get("package"),
-        compozy_tools=raw.get("compozy_tools", True),
-        discovery=raw.get("discovery", "full"),
+        package=raw.get("package", inherited.package if inherited else None),
+        compozy_tools=raw.get("compozy_tools", base.compozy_tools if base else True),
+        discovery=raw.get("discovery", base.discovery if base else "full"),
+        root_needs=inherited.root_needs if inherited else {},
+        root_reason=inherited.root_reason if inherited else "",
     )
 
 
@@ -293,10 +312,14 @@ def read_file(file: AgentFile, into: AgentCatalog) -> None:
             )
             problem = what if where == "$" else f'field "{where}" {what}'
         else:
-            try:
-                into.agents[name] = _definition(name, raw, file)
-            except ValueError as exc:
-                problem = str(exc)
+            base = into.agents.get(raw["like"]) if "like" in raw else None
+            if "like" in raw and base is None:
+                problem = f'like "{raw["like"]}" names no agent (known: {into.known()})'
+            else:
+                try:
+                    into.agents[name] = _definition(name, raw, file, base)
+                except ValueError as exc:
+                    problem = str(exc)
         if problem is not None:
             into.problems.append({"source": file.shown_as, "agent": name, "message": problem})
 

@@ -106,4 +106,8 @@ def configure_logging(env: Mapping[str, str], *, level: str | None, form: str) -
         root.addHandler(handler)
     handler.setFormatter(JsonFormatter(debug) if form == "json" else TextFormatter(debug))
     default = logging.DEBUG if debug else logging.WARNING
-    root.setLevel(LEVELS[level] if level else default)
+    chosen = LEVELS[level] if level else default
+    root.setLevel(chosen)
+    # stderr shows the chosen level even when MCP clients that follow the log (logfeed) have
+    # the compozy_mcp loggers pass lower ones
+    handler.setLevel(chosen)

@@ -21,6 +21,8 @@ from compozy_mcp.cli.context import Context
 from compozy_mcp.cli.options import Command, output_options
 from compozy_mcp.cli.reporting import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from compozy_mcp.cli.tool import bad_input, read_json_object
+from compozy_mcp.errors import CompozyError
+from compozy_mcp.reasons import Reason
 
 TOOL = "compozy__loop_{}"
 #: how often a followed run is read again
@@ -258,7 +260,19 @@ def run_loop(args: argparse.Namespace, context: Context) -> int:
             tool_input["version"] = args.version
     else:
         raise bad_input(TOOL.format("run"), "name a definition FILE or a stored loop with --loop")
-    return _follow(context, args, "run", tool_input)
+    try:
+        return _follow(context, args, "run", tool_input)
+    except CompozyError as exc:
+        # what lint finds only when the run starts now (an agent the catalog does not define)
+        # or since the loop was stored: the items, as validate prints them
+        items = exc.payload(redact=True).get("details", {}).get("items")
+        if exc.reason != Reason.LOOP_INVALID or not isinstance(items, list):
+            raise
+        if args.output == "json":
+            print(jsonutil.dumps_pretty({"valid": False, "items": items}))
+        else:
+            print("\n".join(item_lines(items, args.file or args.loop)), file=sys.stderr)
+        return EXIT_USAGE
 
 
 def status(args: argparse.Namespace, context: Context) -> int:

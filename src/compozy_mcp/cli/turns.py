@@ -167,8 +167,7 @@ def history(args: argparse.Namespace, context: Context) -> int:
         params["cursor"] = args.cursor
     page = context.call(lambda host: host.session_history(args.session_id, params))
     if is_document(args):
-        if not args.full:
-            page = {**page, "turns": [_compact(turn) for turn in page["turns"]]}
+        # session commands keep their complete output (spec, CLI): the session API's page
         emit(args, page)
         return EXIT_OK
     if not page["turns"]:
@@ -191,13 +190,6 @@ def history(args: argparse.Namespace, context: Context) -> int:
             f"--limit {args.limit}"
         )
     return EXIT_OK
-
-
-def _compact(turn: dict[str, Any]) -> dict[str, Any]:
-    """What ``session history -o json`` shows without ``--full``: the turn's compact view."""
-    from compozy_mcp.sessions.turn_record import COMPACT_TURN_FIELDS
-
-    return {name: turn[name] for name in COMPACT_TURN_FIELDS if name in turn}
 
 
 #: how long ``session approve ID CHOICE`` waits for the session's request to appear
@@ -279,7 +271,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
     cmd = sub.add_parser("history", help="show a session's turns, oldest first")
     cmd.add_argument("session_id", metavar="ID", help="the session")
-    cmd.add_argument("--full", action="store_true", help="whole messages and tool calls")
+    cmd.add_argument(
+        "--full",
+        action="store_true",
+        help="whole messages and tool calls (-o json and yaml always print complete turns)",
+    )
     cmd.add_argument("--limit", type=int, default=20, metavar="N", help="turns (default 20)")
     cmd.add_argument("--cursor", type=int, metavar="N", help="next_cursor of a previous page")
     output_options(cmd)

@@ -191,9 +191,21 @@ class HookEngine:
         decision: str,
         applied: bool,
     ) -> None:
+        if verdict.failed:
+            # a line of the daemon's log (MCP clients that follow it receive it), as the
+            # calling session's when a session made the call
+            caller = subject.caller.session_id if subject.caller else None
+            kind = "hook" if hook.recorded else "in-process hook"
+            log.warning(
+                "%s %s %s on %s of %s",
+                kind,
+                hook.id,
+                verdict.detail,
+                event,
+                subject.tool_id,
+                extra={"session_id": caller},
+            )
         if not hook.recorded:
-            if verdict.failed:
-                log.warning("in-process hook %s %s on %s", hook.id, verdict.detail, event)
             return
         self.runlog.record(
             HookRunRow(

@@ -7,6 +7,8 @@
   (the record the ``full`` view returns; views never apply here) as ``{"session": ...}`` or
   ``{"sessions": [...], "next_cursor"?}``. Their inputs are checked against the input schemas
   of the matching native tools (:mod:`.inputs`), so errors name that tool.
+- Loop operations and Loop tool invocations show a run's node errors as every CLI and HTTP/UDS
+  error is shown: input errors and denials redacted (:mod:`compozy_mcp.loops.redaction`).
 - Workspace and profile operations return ``{"workspaces": [...]}`` / ``{"workspace": ...}``
   and ``{"profiles": [...]}`` / ``{"profile": ...}``; their bodies are checked by
   :mod:`.bodies`.
@@ -40,6 +42,7 @@ from compozy_mcp.hostapi.inputs import (
     check,
 )
 from compozy_mcp.info.descriptors import descriptor
+from compozy_mcp.loops.redaction import redact_result
 from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.lifecycle import SessionFilter
 
@@ -51,6 +54,10 @@ if TYPE_CHECKING:
     from compozy_mcp.assembly import App
     from compozy_mcp.config import Settings
     from compozy_mcp.native.registry import RegisteredTool
+
+
+#: the prefix of the Loop tools, whose run records carry node errors (dispatch messages)
+LOOP_TOOLS = "compozy__loop_"
 
 
 class LocalHost:
@@ -117,7 +124,13 @@ class LocalHost:
         result = await self.app.dispatcher.call(
             tool_id, tool_input, scope=scope_of(session), approval_token=approval_token
         )
-        return {"result": result.envelope()}
+        envelope = result.envelope()
+        if tool_id.startswith(LOOP_TOOLS) and not result.truncated:
+            # the errors of a run's nodes are dispatch messages too: redacted here, as in _loop
+            envelope["structured"] = redact_result(result.structured)
+            preview = self.app.dispatcher.registry.get(tool_id).definition.preview
+            envelope["preview"] = preview(envelope["structured"])
+        return {"result": envelope}
 
     # --- approvals ---------------------------------------------------------------------------
 
@@ -182,8 +195,8 @@ class LocalHost:
         args = {**(fields if isinstance(fields, dict) else {}), **ids}
         if full:
             args["result_view"] = "full"
-        result = await self.app.dispatcher.call(f"compozy__loop_{verb}", args)
-        return result.structured
+        result = await self.app.dispatcher.call(f"{LOOP_TOOLS}{verb}", args)
+        return redact_result(result.structured)
 
     async def validate_loop(self, fields: Any) -> Payload:
         return await self._loop("validate", fields, full=False)

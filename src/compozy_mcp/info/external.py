@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from compozy_mcp.jsonutil import schema_digest
+from compozy_mcp.jsonutil import integral, schema_digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,15 +30,19 @@ class ExternalTool:
     def descriptor(self) -> dict[str, Any]:
         """What ``compozy__tool_info`` says of it: its own contracts, as the server declared
         them, and the server it belongs to."""
+        # integral numbers as integers (jsonutil.integral): the same JSON numbers, printed alike
+        # by every library, so a digest recomputed from the descriptor matches
+        input_schema = integral(dict(self.input_schema))
         out: dict[str, Any] = {
             "id": self.id,
             "description": self.description,
-            "input_schema": dict(self.input_schema),
-            "input_schema_digest": schema_digest(dict(self.input_schema)),
+            "input_schema": input_schema,
+            "input_schema_digest": schema_digest(input_schema),
         }
         if self.output_schema is not None:
-            out["output_schema"] = dict(self.output_schema)
-            out["output_schema_digest"] = schema_digest(dict(self.output_schema))
+            output_schema = integral(dict(self.output_schema))
+            out["output_schema"] = output_schema
+            out["output_schema_digest"] = schema_digest(output_schema)
         if self.annotations:
             out["annotations"] = dict(self.annotations)
         if self.title:

@@ -5,6 +5,9 @@ The checks, with their codes:
 - structure (:mod:`.model`): ``definition_invalid``, ``node_id_invalid``, ``node_id_duplicate``,
   ``class_unknown``, ``kind_unknown``, ``params_invalid``, ``produces_invalid``,
   ``unknown_node`` (an edge or a reference names no node), ``cycle``;
+- agents: ``agent_unknown``, a ``run-agent`` node's (or a gate reviewer's) ``agent`` that the
+  agent catalog it will run with does not define, with a "did you mean"; an error when the run
+  starts now, a warning when the catalog can change before it does (validate, create);
 - tool nodes: ``unknown_tool``, ``result_view_not_literal`` (spec, Errors), ``params_invalid``
   (literal params against the tool's input schema, the selector's dispatch messages included);
 - references: ``template_invalid`` (syntax, unknown function, arity), ``unknown_reference`` (a
@@ -17,11 +20,12 @@ The checks, with their codes:
   cannot be proven (it runs into an open part of a schema).
 
 Lint never raises on a bad document: every problem is an item. It is a pure function of the
-definition and the tool registry.
+definition, the tool registry and (when given) the names of the agent catalog.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -37,6 +41,7 @@ from compozy_mcp.loops.model import (
     GATE,
     INPUT,
     KINDS,
+    RUN_AGENT,
     SOURCE,
     WARNING,
     Definition,
@@ -65,6 +70,7 @@ CODES = (
     "produces_invalid",
     "unknown_node",
     "cycle",
+    "agent_unknown",
     "unknown_tool",
     "result_view_not_literal",
     "template_invalid",
@@ -80,6 +86,23 @@ CODES = (
 
 #: reports one item about the reference being checked: ``(code, message, severity)``
 Report = Callable[..., None]
+
+
+@dataclass(frozen=True, slots=True)
+class KnownAgents:
+    """The agent catalog ``run-agent`` nodes are checked against."""
+
+    names: tuple[str, ...]
+    #: ``error`` when the run starts now; ``warning`` when the catalog can change before it does
+    severity: str = WARNING
+
+
+def agent_unknown_message(node_id: str, field: str, agent: str, known: tuple[str, ...]) -> str:
+    message = f'node "{node_id}" {field} "{agent}" is not a known agent (known: {", ".join(known)})'
+    close = difflib.get_close_matches(agent, known, n=1)
+    if close:
+        message += f'; did you mean "{close[0]}"?'
+    return message + f"; or define it in agents.yaml, e.g. `agents: {{{agent}: {{like: claude}}}}`"
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,10 +149,13 @@ def view_schema(tool: RegisteredTool, view: str | None) -> Mapping[str, Any]:
 
 
 class _Linter:
-    def __init__(self, definition: Definition, tools: ToolRegistry) -> None:
+    def __init__(
+        self, definition: Definition, tools: ToolRegistry, agents: KnownAgents | None = None
+    ) -> None:
         self.definition = definition
         self.source: Source = definition.source
         self.tools = tools
+        self.agents = agents
         self.items: list[LintItem] = []
         self.parents = definition.parents()
         #: the nodes that run before each node, as a bitset over :attr:`index` (an int: a
@@ -275,9 +301,32 @@ class _Linter:
                 self.params(node, schema, None)
             if node.kind == GATE:
                 self.gate(node)
+                reviewer = node.params.get("reviewer")
+                if isinstance(reviewer, Mapping):
+                    self.agent(node, reviewer, ("reviewer",))
+            elif node.kind == RUN_AGENT:
+                self.agent(node, node.params, ())
         self.references(node, node.params, (*node.where, "params"), "params")
         if node.produces is not None:
             self.produces(node)
+
+    def agent(self, node: Node, params: Mapping[str, Any], at: tuple[str, ...]) -> None:
+        """The agent a new session of this node runs (none is created when ``session_id``
+        names one; a reference is known at run time only)."""
+        agent = params.get("agent")
+        if self.agents is None or params.get("session_id") or not isinstance(agent, str):
+            return
+        if refs.has_action(agent) or agent in self.agents.names:
+            return
+        field = ".".join(("params", *at, "agent"))
+        self.add(
+            "agent_unknown",
+            agent_unknown_message(node.id, field, agent, self.agents.names),
+            node,
+            (*node.where, "params", *at, "agent"),
+            path=field,
+            severity=self.agents.severity,
+        )
 
     def tool_node(self, node: Node) -> None:
         tool = self.tools.find(node.kind)
@@ -580,8 +629,10 @@ def _templated(params: Any, at: list[Any]) -> bool:
     return isinstance(value, str) and refs.has_action(value)
 
 
-def lint_definition(definition: Definition, tools: ToolRegistry) -> list[LintItem]:
-    linter = _Linter(definition, tools)
+def lint_definition(
+    definition: Definition, tools: ToolRegistry, agents: KnownAgents | None = None
+) -> list[LintItem]:
+    linter = _Linter(definition, tools, agents)
     linter.graph()
     for node in definition.nodes.values():
         linter.node(node)
@@ -589,7 +640,10 @@ def lint_definition(definition: Definition, tools: ToolRegistry) -> list[LintIte
 
 
 def lint(
-    source: Source, tools: ToolRegistry, limits: LoopLimits | None = None
+    source: Source,
+    tools: ToolRegistry,
+    agents: KnownAgents | None = None,
+    limits: LoopLimits | None = None,
 ) -> tuple[Definition, list[LintItem]]:
     """Read and lint a document: the definition and every item, structure first. A graph
     past the node or edge budget is refused before any check runs."""
@@ -607,7 +661,7 @@ def lint(
             limits.max_nodes,
             Reason.LOOP_TOO_LARGE,
         )
-    return definition, [*items, *lint_definition(definition, tools)]
+    return definition, [*items, *lint_definition(definition, tools, agents)]
 
 
 def plan(definition: Definition) -> tuple[list[str], dict[str, str]]:
@@ -622,4 +676,4 @@ def errors(items: list[LintItem]) -> list[LintItem]:
     return [item for item in items if item.severity == ERROR]
 
 
-__all__ = ["dotted", "errors", "lint", "lint_definition"]
+__all__ = ["KnownAgents", "dotted", "errors", "lint", "lint_definition"]

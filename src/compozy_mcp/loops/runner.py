@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from compozy_mcp.calls import CallScope
 from compozy_mcp.clock import Clock, timestamp
 from compozy_mcp.errors import CompozyError, ToolError
-from compozy_mcp.loops import contracts, refs, review
+from compozy_mcp.loops import contracts, redaction, refs, review
 from compozy_mcp.loops.limits import LoopLimits, exceeded, json_size_within
 from compozy_mcp.loops.lint import plan
 from compozy_mcp.loops.model import (
@@ -83,7 +83,7 @@ def failure(code: str, reason: str, message: str) -> dict[str, Any]:
 
 def error_payload(exc: BaseException, tool_id: str | None = None) -> dict[str, Any]:
     if isinstance(exc, CompozyError):
-        return exc.payload(redact=False)
+        return redaction.error_payload(exc)
     return failure("loop_node_failed", str(Reason.HANDLER_FAILED), str(exc) or type(exc).__name__)
 
 

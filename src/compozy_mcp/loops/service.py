@@ -41,8 +41,8 @@ from compozy_mcp.errors import (
 from compozy_mcp.loops import contracts, ownership, superseded
 from compozy_mcp.loops.kinds import input_schema
 from compozy_mcp.loops.limits import LoopLimits
-from compozy_mcp.loops.lint import errors, lint
-from compozy_mcp.loops.model import Definition, LintItem
+from compozy_mcp.loops.lint import KnownAgents, errors, lint
+from compozy_mcp.loops.model import ERROR, WARNING, Definition, LintItem
 from compozy_mcp.loops.records import loop_record, run_record
 from compozy_mcp.loops.runner import (
     CANCELLED,
@@ -142,18 +142,29 @@ class LoopService:
             call.tool_id, "definition", "must be the Loop document (YAML or JSON text) or an object"
         )
 
-    async def _lint(self, call: CallInfo, given: Any) -> tuple[Definition, list[LintItem]]:
-        """Lint in a worker thread: a large Loop takes a fraction of a second of CPU, which the
-        event loop's other callers should not wait for."""
-        return await self._offload(self._lint_now, call, given)
+    def _agents(self, severity: str) -> KnownAgents | None:
+        """The agents a ``run-agent`` node's new session may run (the catalog a session created
+        without a workspace reads); ``None`` where this process knows none."""
+        names = tuple(sorted(self._sessions.agent_catalog(None).agents))
+        return KnownAgents(names, severity) if names else None
 
-    def _lint_now(self, call: CallInfo, given: Any) -> tuple[Definition, list[LintItem]]:
+    async def _lint(
+        self, call: CallInfo, given: Any, agents: str = WARNING
+    ) -> tuple[Definition, list[LintItem]]:
+        """Lint in a worker thread: a large Loop takes a fraction of a second of CPU, which the
+        event loop's other callers should not wait for. ``agents``: the severity of an unknown
+        agent (an error when the run starts now)."""
+        return await self._offload(self._lint_now, call, given, agents)
+
+    def _lint_now(
+        self, call: CallInfo, given: Any, agents: str
+    ) -> tuple[Definition, list[LintItem]]:
         try:
             source = self._source(call, given)
         except LoopInvalid as exc:
             items = [LintItem(**_item_fields(item)) for item in exc.details["items"]]
             return Definition(None, None, {}, [], from_object({})), items
-        return lint(source, self._tools, self._limits)
+        return lint(source, self._tools, self._agents(agents), self._limits)
 
     async def validate(self, call: CallInfo, definition: Any) -> dict[str, Any]:
         _, items = await self._lint(call, definition)
@@ -162,14 +173,18 @@ class LoopService:
             "items": [item.payload() for item in items],
         }
 
-    async def _checked(self, call: CallInfo, given: Any) -> Definition:
-        definition, items = await self._lint(call, given)
+    async def _checked(self, call: CallInfo, given: Any, agents: str) -> Definition:
+        definition, items = await self._lint(call, given, agents)
         if errors(items):
             raise LoopInvalid(call.tool_id, [item.payload() for item in items])
         return definition
 
-    async def create(self, call: CallInfo, definition: Any, loop_id: str | None) -> dict[str, Any]:
-        checked = await self._checked(call, definition)
+    async def create(
+        self, call: CallInfo, definition: Any, loop_id: str | None, *, agents: str = WARNING
+    ) -> dict[str, Any]:
+        """Lint and store a version; an unknown agent is a warning (the catalog can change
+        before a run), unless ``agents`` is ``error`` (a run starts now)."""
+        checked = await self._checked(call, definition, agents)
         loop_id = loop_id or f"loop-{secrets.token_hex(4)}"
         caller = call.scope.session_id
         with self._store.read() as reader:
@@ -224,12 +239,13 @@ class LoopService:
         definition, _ = await self._offload(self._linted, row)
         return definition
 
-    def _linted(self, row: LoopRow) -> tuple[Definition, list[LintItem]]:
-        """A stored version, read and linted against today's tools."""
+    def _linted(self, row: LoopRow, agents: str | None = None) -> tuple[Definition, list[LintItem]]:
+        """A stored version, read and linted against today's tools (and, with ``agents``, the
+        agent catalog, an unknown agent with that severity)."""
         doc = superseded.translate_definition(row.doc, self._tools)
         text = doc.get("source")
         source = load(text, self._limits) if isinstance(text, str) else from_object(doc["document"])
-        return lint(source, self._tools, self._limits)
+        return lint(source, self._tools, self._agents(agents) if agents else None, self._limits)
 
     def _owned_row(self, call: CallInfo, loop_id: str, version: int | None) -> LoopRow:
         """A stored version the caller may act on (:mod:`.ownership`)."""
@@ -299,7 +315,8 @@ class LoopService:
 
     async def run(self, call: CallInfo, request: Mapping[str, Any]) -> dict[str, Any]:
         if "definition" in request:
-            created = await self.create(call, request["definition"], request.get("loop_id"))
+            given = request["definition"]
+            created = await self.create(call, given, request.get("loop_id"), agents=ERROR)
             loop_id, version = created["loop"]["id"], created["loop"]["version"]
         elif "loop_id" in request:
             loop_id, version = request["loop_id"], request.get("version")
@@ -308,8 +325,8 @@ class LoopService:
                 call.tool_id, f'tool "{call.tool_id}" needs "loop_id" or "definition"'
             )
         row = self._owned_row(call, loop_id, version)
-        definition, items = await self._offload(self._linted, row)
-        if errors(items):  # the tools changed since it was stored: lint runs before every start
+        definition, items = await self._offload(self._linted, row, ERROR)
+        if errors(items):  # tools or agents changed since it was stored: lint before every start
             raise LoopInvalid(call.tool_id, [item.payload() for item in items])
         inputs = self._inputs(call, definition, request.get("inputs") or {})
         now = self.now()

@@ -37,6 +37,7 @@ from compozy_mcp.schemas import (
     array,
     described,
     enum,
+    nullable,
     obj,
     strings,
     tool_input,
@@ -260,20 +261,73 @@ async def _history(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
     )
 
 
+#: What an event's payload may carry that a caller must not miss (the rest of it, the agent's
+#: own update, stays open): a turn's end and failure, a tool call's state, a permission request
+#: and its answer. Compact keeps these keys, and leaves the payload out when it has none of them.
+EVENT_PAYLOAD = obj(
+    optional={
+        "status": described(
+            STRING,
+            "turn_ended: the turn's status (" + ", ".join(TURN_STATUSES) + "); tool_call and "
+            "tool_call_update: the tool call's status.",
+        ),
+        "stop_reason": described(STRING, "turn_ended: why the turn stopped."),
+        "detail": described(STRING, "turn_ended: what failed, when the turn failed."),
+        "tool_call_id": described(STRING, "tool_call and tool_call_update: the call's id."),
+        "interaction_id": described(
+            STRING,
+            "permission_requested and permission_answered: the input of compozy__session_approve.",
+        ),
+        "title": described(
+            STRING, "permission_requested: what the agent asks to do; tool_call: the call."
+        ),
+        "options": described(
+            array(obj({"option_id": STRING}, {"name": STRING, "kind": STRING}, closed=False)),
+            "permission_requested: the answers offered; option_id is the decision of "
+            "compozy__session_approve.",
+        ),
+        "outcome": described(
+            enum("answered", "cancelled", "timed_out"), "permission_answered: how it ended."
+        ),
+        "option_id": described(
+            nullable(STRING), "permission_answered: the option chosen (null: none)."
+        ),
+    },
+    closed=False,
+)
 EVENT_RECORD = obj(
-    {"seq": COUNT, "kind": STRING, "at": TIMESTAMP, "payload": OPEN_OBJECT},
+    {"seq": COUNT, "kind": STRING, "at": TIMESTAMP, "payload": EVENT_PAYLOAD},
     {"turn_id": STRING},
     order=("seq", "kind", "at", "turn_id", "payload"),
+)
+EVENT_PAYLOAD_COMPACT = Fields(
+    {
+        **dict.fromkeys(
+            ("status", "stop_reason", "detail", "tool_call_id", "interaction_id", "title"), KEEP
+        ),
+        "options": Each(Fields.of("option_id")),
+        "outcome": KEEP,
+        "option_id": KEEP,
+    },
+    omit_empty=True,
 )
 EVENTS_VIEWS = ViewSpec(
     Fields(
         {
             "session_id": KEEP,
-            "events": Each(Fields.of("seq", "kind", "at", "turn_id")),
+            "events": Each(
+                Fields.of("seq", "kind", "at", "turn_id", payload=EVENT_PAYLOAD_COMPACT)
+            ),
             "next_cursor": KEEP,
         }
     ),
-    follow_up=("session_id", "events[].turn_id", "next_cursor"),
+    follow_up=(
+        "session_id",
+        "events[].turn_id",
+        "events[].payload.interaction_id",
+        "events[].payload.options[].option_id",
+        "next_cursor",
+    ),
 )
 
 

@@ -211,7 +211,7 @@ def contract_tools() -> list[ToolDefinition]:
             handler=_tool_search,
             risk=Risk.READ,
             toolsets=CATALOG,
-            preview=count_preview("tools", "match"),
+            preview=count_preview("tools", "match", "matches"),
             idempotent=True,
         ),
     ]

@@ -204,6 +204,7 @@ RUNS_VIEWS = ViewSpec(
                     "run_id",
                     "hook_id",
                     "event",
+                    "session_id",
                     "tool_id",
                     "tool_call_id",
                     "started_at",
@@ -217,7 +218,7 @@ RUNS_VIEWS = ViewSpec(
             "next_cursor": KEEP,
         }
     ),
-    follow_up=("runs[].hook_id", "runs[].tool_call_id", "next_cursor"),
+    follow_up=("runs[].hook_id", "runs[].session_id", "runs[].tool_call_id", "next_cursor"),
 )
 
 

@@ -36,7 +36,17 @@ NODE_STATUSES = (
 VIEW = {"type": ["string", "null"], "enum": ["compact", "full", None]}
 ERROR = obj(
     {"code": STRING, "reason": STRING, "message": STRING},
-    {"tool_id": STRING, "node_id": STRING, "item_index": COUNT, "details": OPEN_OBJECT},
+    {
+        "tool_id": STRING,
+        "node_id": STRING,
+        "item_index": COUNT,
+        "details": OPEN_OBJECT,
+        "redacted_as": {
+            "type": "string",
+            "description": "The message the CLI and HTTP/UDS show instead of the dispatch "
+            "message (input errors and denials).",
+        },
+    },
 )
 CRITERION = obj({"id": STRING, "prompt": STRING})
 GATE = obj(
@@ -117,7 +127,18 @@ RUN_COMPACT = Fields.of(
     "ended_at",
     "recovered_at",
     "error",
-    nodes=Each(Fields.of("node_id", "kind", "status", "result_view", "error", "gate")),
+    nodes=Each(
+        Fields.of(
+            "node_id",
+            "kind",
+            "status",
+            "result_view",
+            "error",
+            "gate",
+            # the state and failure of every fan-out item; their outputs are in the full record
+            items=Each(Fields.of("status", "error")),
+        )
+    ),
 )
 RUN_VIEWS = ViewSpec(
     Fields({"run": RUN_COMPACT}),

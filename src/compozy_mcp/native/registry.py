@@ -18,7 +18,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from compozy_mcp.errors import ToolInvalidInput, ToolNotFound, ToolRegistrationError
-from compozy_mcp.jsonutil import schema_digest
+from compozy_mcp.jsonutil import integral, schema_digest
 from compozy_mcp.reasons import Reason
 from compozy_mcp.validation import InputCheck, lone_surrogate_at
 from compozy_mcp.views import SELECTOR_FIELD, CompiledViews, ResultView, ViewSpec, compile_views
@@ -46,13 +46,15 @@ def _default_preview(record: dict[str, Any]) -> str:
     return ", ".join(sorted(record))
 
 
-def count_preview(key: str, noun: str) -> Preview:
-    """``"3 skills; more with next_cursor"``: the preview of a listing under ``key``."""
+def count_preview(key: str, noun: str, plural: str | None = None) -> Preview:
+    """``"3 skills; more with next_cursor"``: the preview of a listing under ``key``
+    (``plural``: default the noun and an s)."""
+    many = plural or f"{noun}s"
 
     def preview(result: dict[str, Any]) -> str:
         count = len(result[key])
         more = "; more with next_cursor" if "next_cursor" in result else ""
-        return f"{count} {noun}{'' if count == 1 else 's'}{more}"
+        return f"{count} {noun if count == 1 else many}{more}"
 
     return preview
 
@@ -208,7 +210,9 @@ def register(defn: ToolDefinition) -> RegisteredTool:
             'the output schema must have "type": "object" at its root',
             reason=Reason.SCHEMA_INVALID,
         )
-    input_schema = _published_input_schema(defn)
+    # integers where a number is integral: served schemas print alike in every JSON library
+    input_schema = integral(_published_input_schema(defn))
+    full_schema: Mapping[str, Any] = integral(defn.output_schema)
     for name in defn.acts_on:
         if name not in input_schema["properties"]:
             raise ToolRegistrationError(
@@ -222,13 +226,13 @@ def register(defn: ToolDefinition) -> RegisteredTool:
             f'scope field "{defn.scope_session_field}" is not one of the fields it acts on',
             reason=Reason.REGISTRATION_INVALID,
         )
-    views = compile_views(defn.id, defn.views, defn.output_schema) if defn.views else None
+    views = compile_views(defn.id, defn.views, full_schema) if defn.views else None
     if views is not None:
         description = f"{defn.description.rstrip()} {VIEWS_SENTENCE}"
         output_schema, output_digest = views.compact.schema, views.compact.digest
     else:
         description = defn.description
-        output_schema, output_digest = defn.output_schema, schema_digest(dict(defn.output_schema))
+        output_schema, output_digest = full_schema, schema_digest(dict(full_schema))
     return RegisteredTool(
         definition=defn,
         description=description,

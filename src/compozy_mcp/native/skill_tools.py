@@ -143,7 +143,7 @@ def skill_tools() -> list[ToolDefinition]:
             risk=Risk.READ,
             toolsets=SKILLS,
             views=_skill_views("score"),
-            preview=count_preview("skills", "match"),
+            preview=count_preview("skills", "match", "matches"),
             idempotent=True,
         ),
         ToolDefinition(

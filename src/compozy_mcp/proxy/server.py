@@ -22,6 +22,7 @@ from mcp.types import (
     ListToolsResult,
     NotificationParams,
     PaginatedRequestParams,
+    SetLevelRequestParams,
     TextContent,
     Tool,
 )
@@ -49,7 +50,9 @@ from compozy_mcp.proxy.discovery import (
     search_listing,
 )
 from compozy_mcp.proxy.elicit import ask_person
+from compozy_mcp.proxy.forwarding import UpstreamCall
 from compozy_mcp.proxy.listing import mcp_tool
+from compozy_mcp.proxy.logs import McpLogs
 from compozy_mcp.proxy.notify import ToolsChanged
 from compozy_mcp.proxy.paging import Pages
 from compozy_mcp.proxy.streaming import MCP_RESULT_CEILING, MESSAGE_OVERHEAD, SSE_EVENT_CAP
@@ -256,6 +259,11 @@ class ProxyServer:
             self.changes,
             catalog_ttl_ms=CHANGING_CATALOG_TTL_MS if upstreams else CATALOG_TTL_MS,
         )
+        # the logging capability: logging/setLevel, and the daemon's lines as notifications
+        self.logs = McpLogs(self._scope)
+        self.server.add_request_handler(
+            "logging/setLevel", SetLevelRequestParams, self.logs.set_level
+        )
         if upstreams is not None:
             # a 2025-11-25 client says what it supports in its handshake: servers start then
             self.server.add_notification_handler(
@@ -349,7 +357,8 @@ class ProxyServer:
         name = params.name
         await self._upstreams_ready(ctx)
         try:
-            return await self.route(ctx, self._scope(ctx), name, params.arguments)
+            async with self.logs.for_request(ctx):
+                return await self.route(ctx, self._scope(ctx), name, params.arguments)
         except CompozyError as error:
             return mcp_error(error)
         except MCPError:
@@ -436,15 +445,19 @@ class ProxyServer:
             streamed = streamed or _progress_token(ctx.meta) is not None
             await ctx.session.report_progress(progress, total, message)
 
-        result = await upstream.call(
+        forwarded = UpstreamCall(
+            upstream,
             name,
             own_name,
-            arguments,
             # Always asked for: the SDK reports progress to the caller only if it asked (in
             # _meta, or in-process through a callback this handler cannot see), else drops it.
             progress=relay_progress,
             meta=meta,
             asker=asker,
+        )
+        # hooks fire on upstream tools too (tool.pre_call may deny or patch the input)
+        result = await self.app.dispatcher.call_external(
+            name, arguments, forwarded, scope=scope, read_only=forwarded.read_only
         )
         if (streamed or asker.asked) and _over_http(ctx):
             # the answer is an event stream: a result too large for one event is stored

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import logging
 import os
 import shutil
 import signal
@@ -34,6 +35,10 @@ from compozy_mcp.agents.definitions import AgentDefinition
 from compozy_mcp.childenv import child_environment
 from compozy_mcp.runtime import orphans
 
+#: the logger of agents' stderr lines
+agent_log = logging.getLogger("compozy_mcp.agent")
+#: the longest stderr line logged whole
+STDERR_LINE_BYTES = 4096
 #: bytes of stderr a failure report quotes
 STDERR_TAIL_BYTES = 2048
 #: what the stdout reader buffers at most beyond one frame (the frame limit is the channel's:
@@ -85,6 +90,8 @@ class ProcessTransport:
     _tail: deque[bytes] = field(default_factory=lambda: deque(maxlen=64))
     _drain: asyncio.Task[None] | None = None
     _note: Path | None = None
+    #: the session whose agent this is: its stderr lines are logged as that session's
+    session_id: str | None = None
 
     @property
     def pid(self) -> int | None:
@@ -97,11 +104,26 @@ class ProcessTransport:
         return await self.process.wait()
 
     async def _read_stderr(self, stream: asyncio.StreamReader) -> None:
+        partial = b""
         with contextlib.suppress(ConnectionError, OSError):
             while chunk := await stream.read(4096):
                 self._tail.append(chunk)
                 while sum(len(part) for part in self._tail) > 4 * STDERR_TAIL_BYTES:
                     self._tail.popleft()
+                if self.session_id is not None:
+                    *lines, partial = (partial + chunk).split(b"\n")
+                    partial = partial[-STDERR_LINE_BYTES:]
+                    for line in lines:
+                        self._log_line(line)
+        if partial and self.session_id is not None:
+            self._log_line(partial)
+
+    def _log_line(self, line: bytes) -> None:
+        """One stderr line of the agent, as a session's log line (MCP clients that follow the
+        log receive it: compozy_mcp.logfeed)."""
+        text = line[:STDERR_LINE_BYTES].decode("utf-8", "replace").rstrip()
+        if text:
+            agent_log.info("%s", text, extra={"session_id": self.session_id})
 
     def stderr_tail(self) -> str:
         data = b"".join(self._tail)[-STDERR_TAIL_BYTES:]

@@ -40,7 +40,7 @@ from compozy_mcp.errors import LimitExceeded, ResourceNotFound, ToolConflict
 from compozy_mcp.reasons import Reason
 from compozy_mcp.runtime import orphans
 from compozy_mcp.runtime.hints import hint
-from compozy_mcp.runtime.process import Launcher, SubprocessLauncher
+from compozy_mcp.runtime.process import Launcher, ProcessTransport, SubprocessLauncher
 from compozy_mcp.runtime.turn import TurnRecorder
 from compozy_mcp.sessions.model import AcpCaps, AvailableCommand, Interaction
 from compozy_mcp.sessions.runtime import (
@@ -197,6 +197,8 @@ class AgentRuntime:
             raise BindFailed(
                 "agent_start_failed", f'agent "{agent.name}": cannot start "{command}": {reason}'
             ) from None
+        if isinstance(transport, ProcessTransport):
+            transport.session_id = ticket.session_id  # its stderr lines: this session's log
         live = LiveAgent(
             session_id=ticket.session_id,
             generation=ticket.generation + 1,

@@ -176,6 +176,7 @@ class RuntimeBinding:
         if state.stop_cause == "failure" and state.state != "stopped":
             # a crashed agent's marks go once a new one runs
             state.stop_cause = state.stop_reason = state.stop_detail = None
+            state.failure = None
         state.permission_mode_degraded = binding.permission_mode_degraded
         if binding.permission_mode_degraded:
             self._ledger.diagnose(

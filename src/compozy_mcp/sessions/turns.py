@@ -231,7 +231,7 @@ class TurnLedger:
 
     def crashed(self, session_id: str, generation: int, kind: str, summary: str) -> None:
         """The agent process of ``generation`` ended on its own: the runtime failed, the session
-        says why (``stop_cause: failure``), open turns end as ``agent_crashed``."""
+        says why (``failure``, ``stop_cause: failure``), open turns end as ``agent_crashed``."""
 
         def change(writer: StoreWriter, _: SessionRow, state: SessionState) -> bool:
             runtime = state.runtime
@@ -257,6 +257,9 @@ class TurnLedger:
             unbind(state)
             runtime.status = "failed"
             runtime.failure = Failure(kind=kind, summary=summary)
+            # the session failed too (spec: "stop_reason, stop_detail, failure: the session
+            # stopped or failed"), not only its binding
+            state.failure = Failure(kind=kind, summary=summary)
             state.pending_interactions = []
             state.stop_cause = "failure"
             state.stop_reason = "agent_crashed"

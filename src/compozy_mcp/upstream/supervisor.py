@@ -194,6 +194,13 @@ class Upstream:
                     self._connection = connection
                     self._enter(State.READY, tools=tools)
                     self.settled.set()
+                    if self.restarts:
+                        log.info(
+                            'MCP server "%s" reconnected (restart %d), %d tools',
+                            self.name,
+                            self.restarts,
+                            len(tools),
+                        )
                     try:
                         return await self._watch(connection)
                     finally:

@@ -4,7 +4,8 @@ A mask is a tree of nodes laid over a tool's full record:
 
 - :data:`KEEP` keeps a value whole (the same object, never copied);
 - :class:`Fields` keeps the listed keys of an object, each with its own node; keys that are
-  absent from the record stay absent, so optional fields appear only when set;
+  absent from the record stay absent, so optional fields appear only when set (and a nested
+  ``Fields`` with ``omit_empty`` leaves its object out when it keeps none of its keys);
 - :class:`Each` applies one node to every item of an array, and may drop a field from every
   item when a :class:`ListRule` holds over the whole list (the spec's skill diagnostics rule).
 
@@ -42,9 +43,23 @@ KEEP: Final = _Keep()
 
 @dataclass(frozen=True, slots=True)
 class Fields(Node):
-    """Keep these keys of an object, each projected by its node."""
+    """Keep these keys of an object, each projected by its node.
+
+    ``omit_empty``: when this object keeps none of its keys, the compact record leaves the object
+    out instead of showing ``{}`` (an open payload where only a few kinds carry what compact
+    keeps); its key is then optional in the compact schema.
+    """
 
     fields: Mapping[str, Node]
+    omit_empty: bool = False
+    #: the keys whose node is an ``omit_empty`` object (computed once, read on every projection)
+    sparse: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        sparse = frozenset(
+            key for key, sub in self.fields.items() if isinstance(sub, Fields) and sub.omit_empty
+        )
+        object.__setattr__(self, "sparse", sparse)
 
     @classmethod
     def of(cls, *keep: str, **nested: Node) -> Fields:
@@ -82,16 +97,21 @@ def project(value: Any, node: Node) -> Any:
         if not isinstance(value, dict):
             raise TypeError(f"a view expected an object, the record holds {type(value).__name__}")
         wanted = node.fields
-        return {
+        out = {
             key: _project_kept(item, wanted[key]) for key, item in value.items() if key in wanted
         }
+        for key in node.sparse:
+            if out.get(key) == {}:
+                del out[key]
+        return out
     if type(node) is Each:
         if not isinstance(value, list):
             raise TypeError(f"a view expected an array, the record holds {type(value).__name__}")
         item_node = node.item
         dropped = [name for name, rule in node.drop_when.items() if rule.holds(value)]
         if dropped and type(item_node) is Fields:
-            item_node = Fields({k: v for k, v in item_node.fields.items() if k not in dropped})
+            kept = {k: v for k, v in item_node.fields.items() if k not in dropped}
+            item_node = Fields(kept, item_node.omit_empty)
         return [project(item, item_node) for item in value]
     raise TypeError(f"unknown view node {node!r}")
 
@@ -197,7 +217,9 @@ def _derive_object(
         if key in node.fields
     }
     required = [
-        key for key in full.get("required", ()) if key in node.fields and key not in optional
+        key
+        for key in full.get("required", ())
+        if key in node.fields and key not in optional and key not in node.sparse
     ]
     if required:
         derived["required"] = required
