@@ -13,6 +13,7 @@ from tests.api.support import Daemon, Home, running_daemon, short_dir
 
 from compozy_mcp.config import Settings
 from compozy_mcp.errors import CompozyError
+from compozy_mcp.hostapi import HostClient
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.hostapi.remote import RemoteHost
 from compozy_mcp.hostapi.target import parse_target
@@ -49,6 +50,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Home, Dae
 @pytest.fixture(params=["local", "http", "socket"])
 async def host(request: pytest.FixtureRequest, served: tuple[Home, Daemon]) -> AsyncIterator[Any]:
     home, daemon = served
+    opened: HostClient
     if request.param == "local":
         opened = LocalHost.open(Settings.from_env(home.env))
     elif request.param == "http":
