@@ -74,7 +74,7 @@ def _request_id(value: Any) -> str | int | None:
     if isinstance(value, dict):
         ident = value.get("id")
         if _usable_id(ident):
-            return ident  # type: ignore[no-any-return]
+            return ident
     return None
 
 
