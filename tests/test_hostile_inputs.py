@@ -197,3 +197,21 @@ async def test_an_empty_parent_session_id_is_a_session_that_does_not_exist(call:
         await call(
             "compozy__session_spawn", {"parent_session_id": "", "agent_name": "w", "ttl_seconds": 1}
         )
+
+
+# --- issue 22, item 5: the medium and low findings, each with its exact input ---------------
+
+
+async def test_session_wait_on_a_session_with_no_turns_is_a_typed_404_not_a_500(
+    api: httpx2.AsyncClient,
+) -> None:
+    """The one 5xx in 15,706 fuzzed calls: ``session_wait`` with no turn to wait for."""
+    response = await api.post(
+        "/tools/compozy__session_wait/invoke", json={"input": {"session_id": SESSION}}
+    )
+    assert response.status_code == 404, response.text
+    error = response.json()["error"]
+    assert (error["code"], error["reason"]) == ("not_found", "turn_not_found")
+    assert error["message"] == (
+        f'session "{SESSION}" has no turns yet: send one with compozy__session_prompt'
+    )
