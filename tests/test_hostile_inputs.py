@@ -3,6 +3,8 @@ surface: the dispatcher (and so MCP), the HTTP API and the CLI."""
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -215,3 +217,37 @@ async def test_session_wait_on_a_session_with_no_turns_is_a_typed_404_not_a_500(
     assert error["message"] == (
         f'session "{SESSION}" has no turns yet: send one with compozy__session_prompt'
     )
+
+
+async def test_proc_1_root_as_a_workspace_is_a_typed_answer_never_a_500(
+    api: httpx2.AsyncClient,
+) -> None:
+    """``/proc/1/root`` is a directory the daemon may not look into (a container, another
+    user's root): that is the caller's to hear, not an internal error."""
+    response = await api.post("/workspaces", json={"path": "/proc/1/root"})
+    readable = os.access("/proc/1/root", os.R_OK | os.X_OK)
+    if readable:  # the daemon may look into it: it is a directory like any other
+        assert response.status_code == 201, response.text
+        return
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert (error["code"], error["reason"]) == ("invalid_request", "path_not_directory")
+    assert error["message"].startswith("/proc/1/root cannot be read by the daemon (")
+
+
+async def test_an_unexpected_failure_answers_500_with_the_error_id_its_log_line_carries(
+    app: App, api: httpx2.AsyncClient, monkeypatch: pytest.MonkeyPatch, caplog: Any
+) -> None:
+    def broken(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(LocalHost, "list_workspaces", broken)
+    with caplog.at_level(logging.ERROR, logger="compozy_mcp.api.routes"):
+        response = await api.get("/workspaces")
+    assert response.status_code == 500
+    error = response.json()["error"]
+    error_id = error["details"]["error_id"]
+    assert error["code"] == "internal_error"
+    assert error["message"] == f"internal error {error_id}; see the daemon's log"
+    [record] = [r for r in caplog.records if error_id in r.getMessage()]
+    assert record.exc_info is not None
