@@ -55,7 +55,7 @@ def _error_line(ident: Any, code: int, message: str) -> bytes:
     return jsonutil.dumps(body) + b"\n"
 
 
-def _usable_id(ident: Any) -> bool:
+def usable_id(ident: Any) -> bool:
     """An id MCP allows and the reply can carry back: an integer, or a string that is valid
     UTF-8 (``"\\ud800"`` parses but could never be written in a reply)."""
     if isinstance(ident, int):
@@ -73,7 +73,7 @@ def _request_id(value: Any) -> str | int | None:
     """The id of a JSON-RPC request, if the value has a usable one."""
     if isinstance(value, dict):
         ident = value.get("id")
-        if _usable_id(ident):
+        if usable_id(ident):
             return ident
     return None
 
@@ -82,7 +82,7 @@ def _has_unusable_id(value: Any) -> bool:
     """A message that has an id no reply can carry (null, true, 1.5, [], {}, a lone
     surrogate): it is answered as an invalid request with id null, never passed on and never
     left unanswered."""
-    if not isinstance(value, dict) or "id" not in value or _usable_id(value["id"]):
+    if not isinstance(value, dict) or "id" not in value or usable_id(value["id"]):
         return False
     # a client's response (to a question of ours) is never answered, whatever its id
     return "result" not in value and "error" not in value
