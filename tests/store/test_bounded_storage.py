@@ -231,3 +231,70 @@ def test_a_wider_existing_database_is_used_with_a_warning(
     with open_app(settings):
         pass
     assert any("can be read by other users" in r.getMessage() for r in caplog.records)
+
+
+async def test_the_daemons_upkeep_gives_the_space_back_without_a_vacuum(
+    file_app: App, fcall: Caller, clock: FixedClock
+) -> None:
+    """Issue 22: the upkeep freed artifacts but the file kept its size until ``compozy store
+    vacuum``, while the README said the space was given back. The store vacuums incrementally:
+    each upkeep gives the pages of deleted content back."""
+    size = file_app.store.size
+    file_app.upkeep.run()
+    baseline = size().total
+    roots = []
+    for n in range(10):
+        root = (await fcall.create(name=f"{n}"))["id"]
+        roots.append(root)
+        await fcall.structured(
+            "compozy__session_spawn",
+            {
+                "parent_session_id": root,
+                "agent_name": "w",
+                "ttl_seconds": 600,
+                "prompt": "p" * 50_000,
+            },
+        )
+        await _truncated(fcall, root)
+    file_app.upkeep.run()
+    grown = size().total
+    for root in roots:
+        await fcall("compozy__session_archive", {"session_id": root})
+        await fcall("compozy__session_delete", {"session_id": root})
+    clock.advance(3601)
+    report = file_app.upkeep.run()
+    after = size().total
+    print(f"store: {baseline} B empty, {grown} B with 20 sessions, {after} B after upkeep")
+    assert not report.vacuumed
+    assert grown > baseline + 400_000
+    assert after <= baseline + 64 * 1024
+
+
+def test_a_store_made_before_incremental_vacuuming_takes_it_at_its_next_vacuum(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    from compozy_mcp.store import SQLiteStore
+
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path)
+    old.execute("CREATE TABLE made_before (x)")  # auto_vacuum can no longer change by itself
+    old.close()
+    store = SQLiteStore(path)
+    try:
+        assert _auto_vacuum(path) == 0
+        store.vacuum()
+        assert _auto_vacuum(path) == 2  # incremental
+    finally:
+        store.close()
+
+
+def _auto_vacuum(path: Path) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        return int(conn.execute("PRAGMA auto_vacuum").fetchone()[0])
+    finally:
+        conn.close()
