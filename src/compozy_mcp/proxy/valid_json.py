@@ -33,16 +33,18 @@ class RepresentableJson:
             await self.app(scope, receive, send)
             return
         received: list[Message] = []
-        body = b""
+        parts: list[bytes] = []
+        length = 0
         while True:
             message = await receive()
             received.append(message)
             if message["type"] != "http.request":
                 break
-            body += message.get("body", b"")
-            if not message.get("more_body", False) or len(body) > self.max_body_bytes:
+            parts.append(message.get("body", b""))
+            length += len(parts[-1])
+            if not message.get("more_body", False) or length > self.max_body_bytes:
                 break
-        answer = _answer(body) if len(body) <= self.max_body_bytes else None
+        answer = _answer(b"".join(parts)) if length <= self.max_body_bytes else None
         if answer is not None:
             status, payload = answer
             await send(
