@@ -41,7 +41,14 @@ from compozy_mcp import jsonutil
 from compozy_mcp.approvals import Approvals
 from compozy_mcp.artifacts import MAX_PAGE_BYTES, OPERATOR_OWNER, ArtifactRef
 from compozy_mcp.calls import OPERATOR, RESULT_CEILING, CallInfo, CallScope
-from compozy_mcp.errors import CompozyError, SessionEnded, ToolBackendFailed, ToolDenied, ToolError
+from compozy_mcp.errors import (
+    CompozyError,
+    SessionEnded,
+    ToolBackendFailed,
+    ToolDenied,
+    ToolError,
+    ToolInvalidInput,
+)
 from compozy_mcp.hooks import (
     POST_CALL,
     POST_ERROR,
@@ -57,6 +64,7 @@ from compozy_mcp.native.context import Services, ToolCall
 from compozy_mcp.native.registry import RegisteredTool, Risk, ToolRegistry
 from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.policy import allows
+from compozy_mcp.validation import unrepresentable_at
 from compozy_mcp.views import ResultView, project
 from compozy_mcp.views.selector import without_selector
 
@@ -319,7 +327,11 @@ class Dispatcher:
         ``tool.post_call`` sees the result as the server sent it (a ``tool_result`` patch
         replaces it), ``tool.post_error`` the failure. ``has_result_views`` is absent and
         ``result_view`` never inspected: the tool is the server's. The caller has already
-        checked that ``scope`` may call it."""
+        checked that ``scope`` may call it. A value no UTF-8 JSON peer can receive (a lone
+        surrogate, a number beyond range) is refused naming its field, never sent altered."""
+        found = unrepresentable_at(tool_input) if tool_input else None
+        if found is not None:
+            raise ToolInvalidInput.for_field(tool_id, *found)
         hooks = self.hooks
         if hooks is None or not hooks.wants(tool_id):
             return await external.forward(tool_input)

@@ -62,6 +62,7 @@ The dispatch messages of the spec's Errors table are produced here and nowhere e
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -573,6 +574,23 @@ class HostNotAllowed(ApiError):
 class InternalError(ApiError):
     code = "internal_error"
     default_reason = Reason.INTERNAL_ERROR
+
+    def __init__(self, message: str, *, error_id: str | None = None) -> None:
+        super().__init__(message)
+        #: the id the daemon's log line of this failure carries, so that one can be found
+        self.error_id = error_id
+
+    def payload(self, *, redact: bool) -> dict[str, Any]:
+        body = super().payload(redact=redact)
+        if self.error_id is not None:
+            body["details"] = {"error_id": self.error_id}
+        return body
+
+    @classmethod
+    def logged(cls) -> InternalError:
+        """An unexpected failure, with a fresh error id to log its traceback under."""
+        error_id = "err-" + secrets.token_hex(4)
+        return cls(f"internal error {error_id}; see the daemon's log", error_id=error_id)
 
 
 # --- set-up ---------------------------------------------------------------------------------

@@ -34,11 +34,27 @@ def loads(data: bytes | str) -> Any:
     return orjson.loads(data)
 
 
-def _finite(text: str) -> float:
+#: the most digits Python turns into an int (``sys.get_int_max_str_digits``'s default)
+MAX_INT_DIGITS = 4300
+
+
+class HugeNumber(float):
+    """A JSON number no tool can take: an integer of more than :data:`MAX_INT_DIGITS` digits
+    or a number beyond a double's range (``1e400``), held as ±inf. It is valid JSON, so it is
+    parsed; the input check refuses it naming its field (orjson will not encode it, so it can
+    never be passed on silently as ``null``)."""
+
+    __slots__ = ()
+
+
+def _float(text: str) -> float:
     value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"the number {text} is too large")
-    return value
+    return value if math.isfinite(value) else HugeNumber(value)
+
+
+def _int(text: str) -> int | float:
+    digits = len(text.lstrip("-"))
+    return int(text) if digits <= MAX_INT_DIGITS else HugeNumber(float(text))
 
 
 def _no_constant(name: str) -> Any:
@@ -47,16 +63,17 @@ def _no_constant(name: str) -> Any:
 
 def loads_request(data: bytes | str) -> Any:
     """Parse what a caller sent: valid JSON always parses, so that a value the tools cannot
-    take (an integer past 64 bits, a lone surrogate in a string) is refused by the input
-    check naming its field, not as "not JSON". orjson first (fast); what it cannot represent
-    goes through the standard library, which still refuses NaN, Infinity and overflowing
-    numbers. Raises ``ValueError`` on text that is not JSON."""
+    take (an integer past 64 bits or of 5,001 digits, ``1e400``, a lone surrogate in a
+    string) is refused by the input check naming its field, not as "not JSON". orjson first
+    (fast); what it cannot represent goes through the standard library (numbers beyond range
+    become :class:`HugeNumber`), which still refuses NaN and Infinity, which are not JSON.
+    Raises ``ValueError`` on text that is not JSON."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         pass
     text = data.decode("utf-8") if isinstance(data, bytes) else data
-    return json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+    return json.loads(text, parse_float=_float, parse_int=_int, parse_constant=_no_constant)
 
 
 def _go_float(value: float) -> str:

@@ -1,6 +1,7 @@
 """Upkeep: what keeps the store bounded. Expired sessions are stopped, expired artifacts
-deleted, the write-ahead log folded into the database, and on request the database rebuilt
-so that deleted content gives its space back.
+deleted, the free pages of deleted content given back to the disk (the store vacuums
+incrementally) and the write-ahead log folded into the database; on request the database is
+rebuilt whole.
 
 The daemon runs it every ``COMPOZY_UPKEEP_SECONDS`` (300); ``compozy store vacuum`` runs it
 with a vacuum. It is blocking work: run it off the event loop.

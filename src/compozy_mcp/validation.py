@@ -9,6 +9,7 @@ to jsonschema, which decides and words the error. jsonschema itself is imported 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -63,17 +64,30 @@ def bounded(schema: Any) -> Any:
     return out
 
 
-def lone_surrogate_at(value: Any, path: str = "$") -> str | None:
-    """Where ``value`` holds a string (or key) with a lone UTF-16 surrogate, which no UTF-8
-    peer can receive; ``None`` when it holds none. Strings are checked in one pass by orjson
-    first; only a failure is walked to name the field."""
+#: what the input check says of a value no tool can take (:func:`unrepresentable_at`)
+LONE_SURROGATE = "must be Unicode text without lone surrogates"
+HUGE_NUMBER = "must be a number of at most 4300 digits, within a double's range (±1.8e308)"
+
+
+def unrepresentable_at(value: Any, path: str = "$") -> tuple[str, str] | None:
+    """Where ``value`` holds what no UTF-8 JSON peer can receive, and the problem: a string
+    (or key) with a lone UTF-16 surrogate, or a number beyond range as
+    :func:`compozy_mcp.jsonutil.loads_request` parses it (a ``HugeNumber``, ±inf); ``None``
+    when it holds none. Checked in one pass by orjson first (it refuses both); only a failure
+    is walked to name the field."""
     try:
         orjson.dumps(value)
     except TypeError:
         pass
     else:
         return None
-    return _find_surrogate(value, path)
+    return _find_unrepresentable(value, path)
+
+
+def lone_surrogate_at(value: Any, path: str = "$") -> str | None:
+    """Where ``value`` holds a string (or key) with a lone UTF-16 surrogate, if it does."""
+    found = unrepresentable_at(value, path)
+    return found[0] if found is not None and found[1] == LONE_SURROGATE else None
 
 
 def _has_surrogate(text: str) -> bool:
@@ -84,20 +98,22 @@ def _has_surrogate(text: str) -> bool:
     return False
 
 
-def _find_surrogate(value: Any, path: str) -> str | None:
+def _find_unrepresentable(value: Any, path: str) -> tuple[str, str] | None:
     if isinstance(value, str):
-        return path if _has_surrogate(value) else None
+        return (path, LONE_SURROGATE) if _has_surrogate(value) else None
+    if isinstance(value, float) and not math.isfinite(value):
+        return path, HUGE_NUMBER
     if isinstance(value, Mapping):
         for key, item in value.items():
             where = f"{path}.{key}" if path != "$" else str(key)
             if isinstance(key, str) and _has_surrogate(key):
-                return path
-            found = _find_surrogate(item, where)
+                return path, LONE_SURROGATE
+            found = _find_unrepresentable(item, where)
             if found is not None:
                 return found
     if isinstance(value, list):
         for index, item in enumerate(value):
-            found = _find_surrogate(item, f"{path}[{index}]")
+            found = _find_unrepresentable(item, f"{path}[{index}]")
             if found is not None:
                 return found
     return None

@@ -132,3 +132,21 @@ async def test_the_routes_still_return_complete_records_past_the_result_budget(
         assert len(response.content) > small.max_result_bytes
         assert len(listed["sessions"]) == 20
         assert "lineage" in listed["sessions"][0]  # the full view
+
+
+async def test_the_loop_routes_return_complete_records_past_the_result_budget(
+    settings: Settings, clock: FixedClock
+) -> None:
+    from tests.loops.support import graph, transform
+
+    small = replace(settings, max_result_bytes=4 * 1024)
+    with open_app(small, store=SQLiteStore.memory(), clock=clock) as app:
+        transport = httpx2.ASGITransport(app=api_app(LocalHost(app), document))
+        definition = graph(*(transform(f"t{i}", "x" * 100) for i in range(40)))
+        async with httpx2.AsyncClient(transport=transport, base_url="http://localhost") as http:
+            made = await http.post("/loops", json={"definition": definition})
+            assert made.status_code == 201, made.text
+            assert len(made.content) > small.max_result_bytes
+            loop_id = made.json()["loop"]["id"]
+            shown = (await http.get(f"/loops/{loop_id}")).json()
+            assert shown["loop"]["id"] == loop_id

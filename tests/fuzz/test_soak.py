@@ -1,7 +1,7 @@
 """The soak (``make soak``, marker ``soak``; never part of ``make test``): a real daemon under
 hostile load, killed mid-write, and schemathesis against its OpenAPI document.
 
-- 10,000 hostile calls (``COMPOZY_SOAK_CALLS``) through its HTTP API and its ``/mcp``: every
+- 20,000 hostile calls (``COMPOZY_SOAK_CALLS``) through its HTTP API and its ``/mcp``: every
   call ends in a result or a typed error, no 5xx, RSS stays bounded, the store stays whole;
 - ``kill -9`` during write bursts, six times: no acknowledged write is lost;
 - schemathesis (``COMPOZY_SOAK_SCHEMATHESIS_SECONDS``) finds no 5xx and no schema-valid
@@ -38,7 +38,7 @@ from tests.fuzz.target import Target, fuzz_one
 
 pytestmark = pytest.mark.soak
 
-CALLS = int(os.environ.get("COMPOZY_SOAK_CALLS", "10000"))
+CALLS = int(os.environ.get("COMPOZY_SOAK_CALLS", "20000"))
 SCHEMATHESIS_SECONDS = int(os.environ.get("COMPOZY_SOAK_SCHEMATHESIS_SECONDS", "300"))
 FIGURES = Path(__file__).parents[2] / ".soak" / "figures.json"
 
@@ -123,6 +123,49 @@ def test_soak_every_hostile_call_ends_in_a_result_or_a_typed_error(
         peak.sample()
 
 
+def test_soak_the_inputs_that_took_the_daemon_down_end_in_typed_errors(
+    soak_target: tuple[Target, Peak], soak_daemon: Daemon
+) -> None:
+    """Issue 22: the inputs that took a daemon down, sent to the soaked one: each ends in a
+    typed error or a failed run, and the daemon serves on within its memory bound."""
+    from tests.loops.test_budgets import alias_bomb, doubling_loop
+
+    _, peak = soak_target
+    outcomes: dict[str, str] = {}
+    with soak_daemon.client() as api:
+        bomb = api.post("/api/loops/validate", json={"definition": alias_bomb()})
+        outcomes["alias bomb (717 bytes) to loop validate"] = (
+            f"{bomb.status_code} {bomb.json()['error']['code']}"
+        )
+        peak.sample()
+        made = api.post("/api/loops", json={"definition": doubling_loop()})
+        assert made.status_code == 201, made.text
+        loop_id = made.json()["loop"]["id"]
+        ran = api.post(f"/api/loops/{loop_id}/runs", json={"wait": True, "timeout_seconds": 60})
+        run = ran.json()["run"]
+        outcomes["doubling Loop (40 transforms) run"] = (
+            f"{run['status']}: {run['error']['code']} ({run['error']['limit']['name']})"
+        )
+        peak.sample()
+        chain = "graph:\n  nodes:\n" + "".join(
+            f"    - {{id: n{i}, class: action, kind: transform, params: {{output: x}}}}\n"
+            for i in range(20_001)
+        )
+        refused = api.post("/api/loops/validate", json={"definition": chain})
+        outcomes["20,001-node Loop to loop validate"] = (
+            f"{refused.status_code} {refused.json()['error']['code']}"
+        )
+        peak.sample()
+        assert api.get("/api/health").json()["status"] == "ok"
+    _record("issue_22_inputs", outcomes)
+    assert outcomes == {
+        "alias bomb (717 bytes) to loop validate": "413 limit_exceeded",
+        "doubling Loop (40 transforms) run": "failed: limit_exceeded (loop_node_output_bytes)",
+        "20,001-node Loop to loop validate": "413 limit_exceeded",
+    }
+    assert peak.peak < 300 * 1024
+
+
 def test_soak_figures_and_the_store_is_whole(
     soak_target: tuple[Target, Peak], soak_daemon: Daemon, soak_home: Home
 ) -> None:
@@ -147,6 +190,7 @@ def test_soak_figures_and_the_store_is_whole(
         api.post("/api/store/vacuum").raise_for_status()
     _record("integrity_check", _integrity(soak_home.path / "compozy.db"))
     assert sum(answers.values()) >= CALLS
+    assert peak.peak < 300 * 1024  # the bound of issue 22: under 300 MB through all of it
     assert _integrity(soak_home.path / "compozy.db") == "ok"
 
 

@@ -277,3 +277,33 @@ async def test_the_parent_summarizes_failed_and_stopped_children(app: App, call:
         "state": "stopped",
         "spawn_role": "worker",
     }
+
+
+async def test_a_managed_session_create_refuses_a_workspace_or_profile_it_cannot_apply(
+    call: Caller, tmp_path: Any
+) -> None:
+    """Issue 22: a managed ``session_create`` silently ignored ``workspace_id``/``profile_id``
+    (its children take its own). Another one is refused naming the field; its own is taken."""
+    root = (await call.create())["id"]
+    scope = CallScope(session_id=root)
+    other = await call.app.sessions.add_workspace(tmp_path, "other")
+    profile = await call.app.sessions.add_profile("other")
+    for field, value in (("workspace_id", other.id), ("profile_id", profile.id)):
+        with pytest.raises(ToolInvalidInput) as caught:
+            await call(
+                "compozy__session_create", {"agent_name": "general", field: value}, scope=scope
+            )
+        assert caught.value.field == field
+        assert caught.value.message.startswith(
+            f'tool "compozy__session_create" input "{field}" must be "'
+        )
+    child = await call.structured(
+        "compozy__session_create",
+        {"agent_name": "general", "workspace_id": "ws_default", "profile_id": "prof_default"},
+        scope=scope,
+    )
+    assert child["session"]["lineage"]["parent_session_id"] == root
+    assert (child["session"]["workspace_id"], child["session"]["profile_id"]) == (
+        "ws_default",
+        "prof_default",
+    )

@@ -8,6 +8,7 @@ serving the relay over HTTP, and a daemon that goes away and comes back.
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -276,3 +277,47 @@ async def test_the_relay_passes_a_calls_approval_token_to_the_daemon(
             assert record(ran)["session"]["name"] == "relayed"
             again = tool_error(await agent.call_tool("compozy__session_rename", rename, meta=meta))
             assert again["reason"] == "approval_token_replayed"
+
+
+#: request ids no reply can carry back (issue 22: ``"\ud800"`` killed the stdio proxy, in
+#: process and relayed; the others got no reply at all), exactly as a client wrote them
+UNUSABLE_IDS = [b'"\\ud800"', b"null", b"true", b"1.5", b"[]", b"{}"]
+
+
+@pytest.mark.parametrize("relayed", [False, True], ids=["in-process", "relay"])
+def test_a_request_whose_id_no_reply_can_carry_is_answered_invalid_with_id_null(
+    served: tuple[Home, Daemon], relayed: bool
+) -> None:
+    daemon_home, daemon = served
+    remote = ["--socket", str(daemon.socket)] if relayed else []
+    meta = (
+        b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+        b'"io.modelcontextprotocol/clientCapabilities":{}}'
+    )
+    lines = [
+        b'{"jsonrpc":"2.0","id":' + ident + b',"method":"tools/list","params":{' + meta + b"}}"
+        for ident in UNUSABLE_IDS
+    ]
+    lines.append(
+        b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"compozy__session_list",'
+        b'"arguments":{},' + meta + b"}}"
+    )
+    done = subprocess.run(
+        [str(COMPOZY), *remote, "proxy"],
+        input=b"\n".join(lines) + b"\n",
+        env=daemon_home.env,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    replies = [json.loads(reply) for reply in done.stdout.splitlines()]
+    invalid = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "Invalid Request"},
+    }
+    assert replies[: len(UNUSABLE_IDS)] == [invalid] * len(UNUSABLE_IDS)
+    assert replies[-1]["id"] == 7
+    assert "sessions" in replies[-1]["result"]["structuredContent"]
+    assert b"Traceback" not in done.stderr

@@ -19,6 +19,7 @@ from compozy_mcp.clock import FixedClock
 from compozy_mcp.config import Settings
 from compozy_mcp.errors import ResourceNotFound, ToolConflict
 from compozy_mcp.store.base import HookRunQuery, HookRunRow
+from compozy_mcp.upkeep import UpkeepReport
 
 pytestmark = pytest.mark.anyio
 
@@ -168,18 +169,20 @@ async def test_delete_removes_the_hook_runs_of_the_deleted_sessions_calls(
     assert sorted(str(run.session_id) for run in kept) == sorted([keeper, "None"])
 
 
-async def test_the_database_size_returns_after_deleting_and_vacuuming(
-    file_app: App, fcall: Caller, clock: FixedClock
-) -> None:
-    size = file_app.store.size
-    file_app.upkeep.run(vacuum=True)
+async def _grow_then_delete(
+    app: App, call: Caller, clock: FixedClock, roots: int, children: int, *, vacuum: bool
+) -> tuple[int, int, int, UpkeepReport]:
+    """Sizes empty, with ``roots`` sessions of ``children`` children (50 KB prompts) and a
+    truncated result each, and after deleting them all and an upkeep (``vacuum``: with one)."""
+    size = app.store.size
+    app.upkeep.run(vacuum=vacuum)
     baseline = size().total
-    roots = []
-    for n in range(20):
-        root = (await fcall.create(name=f"{n}" + "x" * 150))["id"]
-        roots.append(root)
-        for _ in range(3):
-            await fcall.structured(
+    made = []
+    for n in range(roots):
+        root = (await call.create(name=f"{n}" + "x" * 150))["id"]
+        made.append(root)
+        for _ in range(children):
+            await call.structured(
                 "compozy__session_spawn",
                 {
                     "parent_session_id": root,
@@ -188,15 +191,23 @@ async def test_the_database_size_returns_after_deleting_and_vacuuming(
                     "prompt": "p" * 50_000,
                 },
             )
-        await _truncated(fcall, root)
-    file_app.upkeep.run()
+        await _truncated(call, root)
+    app.upkeep.run()
     grown = size().total
-    for root in roots:
-        await fcall("compozy__session_archive", {"session_id": root})
-        await fcall("compozy__session_delete", {"session_id": root})
+    for root in made:
+        await call("compozy__session_archive", {"session_id": root})
+        await call("compozy__session_delete", {"session_id": root})
     clock.advance(3601)  # the operator's artifacts outlive the sessions until their TTL
-    report = file_app.upkeep.run(vacuum=True)
-    after = size().total
+    report = app.upkeep.run(vacuum=vacuum)
+    return baseline, grown, size().total, report
+
+
+async def test_the_database_size_returns_after_deleting_and_vacuuming(
+    file_app: App, fcall: Caller, clock: FixedClock
+) -> None:
+    baseline, grown, after, report = await _grow_then_delete(
+        file_app, fcall, clock, 20, 3, vacuum=True
+    )
     print(f"store: {baseline} B empty, {grown} B with 80 sessions, {after} B after delete+vacuum")
     assert report.artifacts_deleted >= 20
     assert grown > baseline + 2_000_000
@@ -231,3 +242,48 @@ def test_a_wider_existing_database_is_used_with_a_warning(
     with open_app(settings):
         pass
     assert any("can be read by other users" in r.getMessage() for r in caplog.records)
+
+
+async def test_the_daemons_upkeep_gives_the_space_back_without_a_vacuum(
+    file_app: App, fcall: Caller, clock: FixedClock
+) -> None:
+    """Issue 22: the upkeep freed artifacts but the file kept its size until ``compozy store
+    vacuum``, while the README said the space was given back. The store vacuums incrementally:
+    each upkeep gives the pages of deleted content back."""
+    baseline, grown, after, report = await _grow_then_delete(
+        file_app, fcall, clock, 10, 1, vacuum=False
+    )
+    print(f"store: {baseline} B empty, {grown} B with 20 sessions, {after} B after upkeep")
+    assert not report.vacuumed
+    assert grown > baseline + 400_000
+    assert after <= baseline + 64 * 1024
+
+
+def test_a_store_made_before_incremental_vacuuming_takes_it_at_its_next_vacuum(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    from compozy_mcp.store import SQLiteStore
+
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path)
+    old.execute("CREATE TABLE made_before (x)")  # auto_vacuum can no longer change by itself
+    old.close()
+    store = SQLiteStore(path)
+    try:
+        assert _auto_vacuum(path) == 0
+        store.vacuum()
+        assert _auto_vacuum(path) == 2  # incremental
+    finally:
+        store.close()
+
+
+def _auto_vacuum(path: Path) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        return int(conn.execute("PRAGMA auto_vacuum").fetchone()[0])
+    finally:
+        conn.close()

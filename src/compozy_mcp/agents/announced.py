@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from compozy_mcp import jsonutil
+from compozy_mcp.private_paths import private_dirs
 
 FILE = Path("run") / "agents.json"
 
 
 class Announcements:
     def __init__(self, home: Path) -> None:
+        self.home = home
         self.path = home / FILE
 
     def stamp(self) -> tuple[int, int] | None:
@@ -54,7 +56,7 @@ class Announcements:
         if current.get(name) == offered:
             return
         current[name] = offered
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dirs(self.home, FILE.parent)
         fd, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".agents-")
         try:
             with os.fdopen(fd, "wb") as out:

@@ -763,7 +763,9 @@ DESCRIPTION = f"""The compozy daemon's HTTP API, served by `compozy serve` on TC
 127.0.0.1:8765) and on a Unix socket (default $COMPOZY_HOME/compozy.sock, mode 0600). The hosted
 MCP endpoint is `/mcp` on the same listeners (not described here).
 
-Strings are UTF-8 text: a lone surrogate (which JSON can escape) is refused as invalid input.
+Strings are UTF-8 text: a lone surrogate (which JSON can escape) is refused as invalid input, as
+is a number of more than 4300 digits or beyond a double's range (`1e400`): valid JSON, not a
+value any tool takes. NaN and Infinity are not JSON.
 Integral numbers such as `1.0` are integers. Every error is
 `{{"error": {{"code", "reason", "message", "tool_id"?, "details"?}}}}`; the
 message of input errors and denials is redacted to `invalid tool request` / `tool invocation

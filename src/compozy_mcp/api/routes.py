@@ -101,9 +101,10 @@ def _endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             return error_response(error, diagnostic=wants_diagnostic(request))
         except ClientDisconnect:  # gone before its body arrived: nobody reads the answer
             return Response(status_code=400)
-        except Exception:  # the daemon keeps serving; the log has the traceback
-            log.exception("%s %s failed", request.method, request.url.path)
-            return error_response(InternalError("internal error; see the daemon's log"))
+        except Exception:  # the daemon keeps serving; the log has the traceback, by error id
+            internal = InternalError.logged()
+            log.exception("%s %s failed (%s)", request.method, request.url.path, internal.error_id)
+            return error_response(internal)
         return json_response(payload, status)
 
     return endpoint

@@ -124,6 +124,13 @@ def workspace_directory(text: str) -> Path:
         raise InvalidRequest(
             f"the workspace path must be absolute, got {text!r}", reason=Reason.PATH_NOT_ABSOLUTE
         )
-    if not path.is_dir():
+    try:
+        is_directory = path.is_dir()
+    except OSError as exc:  # /proc/1/root: there, but not for this daemon to look into
+        raise InvalidRequest(
+            f"{path} cannot be read by the daemon ({exc.strerror or exc})",
+            reason=Reason.PATH_NOT_DIRECTORY,
+        ) from None
+    if not is_directory:
         raise InvalidRequest(f"{path} is not a directory", reason=Reason.PATH_NOT_DIRECTORY)
     return path

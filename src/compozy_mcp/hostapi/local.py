@@ -182,7 +182,7 @@ class LocalHost:
         args = {**(fields if isinstance(fields, dict) else {}), **ids}
         if full:
             args["result_view"] = "full"
-        result = await self.app.dispatcher.call(f"{LOOP_TOOLS}{verb}", args)
+        result = await self.app.dispatcher.call(f"{LOOP_TOOLS}{verb}", args, whole=True)
         return redact_result(result.structured)
 
     async def validate_loop(self, fields: Any) -> Payload:

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from compozy_mcp.calls import PROGRESS, Progress
-from compozy_mcp.errors import ResourceNotFound, ToolBackendFailed
+from compozy_mcp.errors import ResourceNotFound, ToolBackendFailed, ToolError
 from compozy_mcp.native.context import AgentAdmin, ToolCall
 from compozy_mcp.native.registry import Handler, Risk, ToolDefinition, count_preview
 from compozy_mcp.native.session_tools import (
@@ -27,6 +27,7 @@ from compozy_mcp.native.session_tools import (
     _fences,
     _session_preview,
 )
+from compozy_mcp.reasons import Reason
 from compozy_mcp.schemas import (
     BOOLEAN,
     COUNT,
@@ -240,7 +241,13 @@ async def _wait(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
     if turn_id is None:
         turn_id = agents.latest_turn_id(call.info, session_id)
         if turn_id is None:
-            raise ToolBackendFailed(call.tool_id, f'session "{session_id}" has no turns yet')
+            # nothing to wait for is the caller's to know, not a failure of compozy's (a 500)
+            raise ToolError(
+                call.tool_id,
+                f'session "{session_id}" has no turns yet: send one with compozy__session_prompt',
+                code=ResourceNotFound.code,
+                reason=Reason.TURN_NOT_FOUND,
+            )
     timeout = float(args.get("timeout_seconds", 600))
     return {"turn": await agents.wait_turn(call.info, session_id, turn_id, timeout)}
 

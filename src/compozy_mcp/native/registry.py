@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from compozy_mcp.errors import ToolInvalidInput, ToolNotFound, ToolRegistrationError
 from compozy_mcp.jsonutil import integral, schema_digest
 from compozy_mcp.reasons import Reason
-from compozy_mcp.validation import InputCheck, lone_surrogate_at
+from compozy_mcp.validation import InputCheck, unrepresentable_at
 from compozy_mcp.views import SELECTOR_FIELD, CompiledViews, ResultView, ViewSpec, compile_views
 from compozy_mcp.views.selector import SELECTOR_SCHEMA, select_view
 
@@ -132,9 +132,10 @@ class RegisteredTool:
     def check_input(self, tool_input: dict[str, Any]) -> dict[str, Any]:
         """The input as handlers see it (integral floats made ints); raises
         :class:`ToolInvalidInput` naming the field, if it breaks the schema."""
-        where = lone_surrogate_at(tool_input)
-        if where is not None:
-            raise self.invalid("must be Unicode text without lone surrogates", field=where)
+        found = unrepresentable_at(tool_input)
+        if found is not None:
+            where, problem = found
+            raise self.invalid(problem, field=where)
         checked: dict[str, Any] = self.input_check.check(
             self.id, tool_input, code=self.definition.input_error_code
         )

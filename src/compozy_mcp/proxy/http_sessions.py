@@ -24,6 +24,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from compozy_mcp.proxy.streaming import JsonUnlessStreamed
+from compozy_mcp.proxy.valid_json import RepresentableJson
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,8 @@ def mcp_http_app(
 ) -> tuple[Starlette, ReclaimingSessionManager]:
     """The app serving ``server`` at ``path``, and its session manager (the app's lifespan
     runs it). A request that streams (progress, log messages, elicitation...) is answered with
-    an event stream, any other with JSON (:mod:`.streaming`)."""
+    an event stream, any other with JSON (:mod:`.streaming`); valid JSON the SDK cannot read
+    is answered as invalid input, never as a parse error (:mod:`.valid_json`)."""
     manager = ReclaimingSessionManager(
         app=server,
         json_response=False,
@@ -83,7 +85,14 @@ def mcp_http_app(
         max_sessions=max_sessions,
     )
     app = Starlette(
-        routes=[Route(path, endpoint=JsonUnlessStreamed(StreamableHTTPASGIApp(manager)))],
+        routes=[
+            Route(
+                path,
+                endpoint=RepresentableJson(
+                    JsonUnlessStreamed(StreamableHTTPASGIApp(manager)), max_request_bytes
+                ),
+            )
+        ],
         lifespan=lambda _: manager.run(),
     )
     return app, manager

@@ -5,7 +5,8 @@ a request with an id waits forever. Here:
 
 - a line that is not JSON is answered with a JSON-RPC parse error (``-32700``, id null);
 - JSON that is not a valid JSON-RPC message is answered with ``-32600`` (Invalid Request),
-  carrying the request's id when it has one;
+  carrying the request's id when it has one; a message whose id no reply can carry (``null``,
+  ``true``, ``1.5``, ``[]``, ``{}``, a lone surrogate such as ``"\\ud800"``) gets it with id null;
 - JSON is parsed by :func:`compozy_mcp.jsonutil.loads_request`, so that a value the tools
   cannot take (a lone surrogate, an integer past 64 bits) reaches the input check and gets a
   typed tool error naming its field, instead of failing the parse;
@@ -54,13 +55,37 @@ def _error_line(ident: Any, code: int, message: str) -> bytes:
     return jsonutil.dumps(body) + b"\n"
 
 
+def usable_id(ident: Any) -> bool:
+    """An id MCP allows and the reply can carry back: an integer, or a string that is valid
+    UTF-8 (``"\\ud800"`` parses but could never be written in a reply)."""
+    if isinstance(ident, int):
+        return not isinstance(ident, bool)
+    if isinstance(ident, str):
+        try:
+            ident.encode()
+        except UnicodeEncodeError:
+            return False
+        return True
+    return False
+
+
 def _request_id(value: Any) -> str | int | None:
     """The id of a JSON-RPC request, if the value has a usable one."""
     if isinstance(value, dict):
         ident = value.get("id")
-        if isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool)):
+        if usable_id(ident):
             return ident
     return None
+
+
+def _has_unusable_id(value: Any) -> bool:
+    """A message that has an id no reply can carry (null, true, 1.5, [], {}, a lone
+    surrogate): it is answered as an invalid request with id null, never passed on and never
+    left unanswered."""
+    if not isinstance(value, dict) or "id" not in value or usable_id(value["id"]):
+        return False
+    # a client's response (to a question of ours) is never answered, whatever its id
+    return "result" not in value and "error" not in value
 
 
 class _Wire:
@@ -156,6 +181,9 @@ async def _read(wire: _Wire, incoming: Incoming, pending: _Pending) -> None:
                 value = jsonutil.loads_request(line)
             except ValueError:
                 await wire.write(_error_line(None, PARSE_ERROR, "Parse error"))
+                continue
+            if _has_unusable_id(value):
+                await wire.write(_error_line(None, INVALID_REQUEST, "Invalid Request"))
                 continue
             try:
                 message = types.jsonrpc_message_adapter.validate_python(value, by_name=False)

@@ -19,6 +19,7 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
+from compozy_mcp.private_paths import open_private_append, private_dirs
 from compozy_mcp.runtime.procfs import PROC, group_members, start_ticks
 
 
@@ -49,7 +50,7 @@ def note(run_dir: Path, pgid: int) -> Path | None:
         return None
     folder = run_dir / "agents"
     try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dirs(run_dir.parent, Path(run_dir.name, "agents"))
         path = folder / f"{pgid}.json"
         record = {
             "pgid": pgid,
@@ -57,7 +58,9 @@ def note(run_dir: Path, pgid: int) -> Path | None:
             "owner": os.getpid(),
             "owner_started": owner_started,
         }
-        path.write_text(json.dumps(record), encoding="utf-8")
+        with open_private_append(path) as out:
+            out.truncate(0)
+            out.write(json.dumps(record))
     except OSError:
         return None
     return path

@@ -150,6 +150,23 @@ class Sessions:
             path = workspace.path if workspace is not None else None
         return self.driver.agents(path)
 
+    def _check_inherited(self, call: CallInfo, managed: str, **asked: str | None) -> None:
+        """A managed session's children take its workspace and profile: another one asked for
+        is refused naming the field, never silently replaced by the parent's."""
+        with self.ledger.store.read() as reader:
+            parent = reader.session(managed)
+        if parent is None:
+            return  # the scope check reports the unknown session
+        own = {"workspace_id": parent.workspace_id, "profile_id": parent.profile_id}
+        for field, value in asked.items():
+            if value is not None and value != own[field]:
+                raise ToolInvalidInput.for_field(
+                    call.tool_id,
+                    field,
+                    f'must be "{own[field]}", the creating session\'s own: a managed '
+                    f"session's children take its {field.removesuffix('_id')}",
+                )
+
     def _session_workspace(self, session_id: str | None) -> str | None:
         if session_id is None:
             return None
@@ -264,6 +281,8 @@ class Sessions:
         (``branch``, else ``compozy/<name>``) from ``base`` (default: the workspace's HEAD)."""
         selection = self._selection(call, workspace_id, provider, model, reasoning_effort)
         managed = call.scope.session_id
+        if managed is not None:
+            self._check_inherited(call, managed, workspace_id=workspace_id, profile_id=profile_id)
         planned: WorktreeRow | None = None
         if worktree:
             session_id = session_id or new_id("sess")

@@ -465,12 +465,13 @@ class Store(ABC):
 
     @abstractmethod
     def checkpoint(self) -> None:
-        """Copy the write-ahead log into the database and truncate it (a busy reader may
-        keep part of it for now)."""
+        """Give the free pages of deleted content back to the disk, copy the write-ahead log
+        into the database and truncate it (a busy reader may keep part of it for now)."""
 
     @abstractmethod
     def vacuum(self) -> None:
-        """Rebuild the database so that deleted content no longer takes space."""
+        """Rebuild the database so that deleted content no longer takes space (and a database
+        made before incremental vacuuming frees its pages at each checkpoint from then on)."""
 
     def __enter__(self) -> Store:
         return self

@@ -732,7 +732,7 @@ class SQLiteStore(Store):
         self._pool_lock = threading.Lock()
         self._readers: list[sqlite3.Connection] = []
         self._open: list[sqlite3.Connection] = []
-        self._writer = self._connect()
+        self._writer = self._connect(writer=True)
         try:
             self._migrate()
         except BaseException:
@@ -743,7 +743,7 @@ class SQLiteStore(Store):
     def memory(cls) -> SQLiteStore:
         return cls(":memory:")
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, *, writer: bool = False) -> sqlite3.Connection:
         try:
             conn = sqlite3.connect(
                 self.path,
@@ -757,7 +757,11 @@ class SQLiteStore(Store):
         try:
             conn.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
             conn.execute("PRAGMA foreign_keys = ON")
-            if not self._memory:
+            if writer and not self._memory:
+                # before WAL, and only takes on a database with no table yet (a new one): its
+                # deleted pages are given back by each checkpoint; an older one's once its next
+                # vacuum has made it incremental
+                conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if str(mode).lower() != "wal":
                     raise StoreError(f"the store cannot use WAL mode (got {mode})")
@@ -916,6 +920,8 @@ class SQLiteStore(Store):
     def checkpoint(self) -> None:
         with self._holding_writer() as conn:
             try:
+                # executescript steps the pragma to its end (execute frees one page a call)
+                conn.executescript("PRAGMA incremental_vacuum;")
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             except sqlite3.OperationalError as exc:
                 raise self._failure(exc) from exc
@@ -923,6 +929,7 @@ class SQLiteStore(Store):
     def vacuum(self) -> None:
         with self._holding_writer() as conn:
             try:
+                conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # VACUUM makes it take
                 conn.execute("VACUUM")
             except sqlite3.OperationalError as exc:
                 raise self._failure(exc) from exc

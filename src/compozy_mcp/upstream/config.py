@@ -24,6 +24,7 @@ read from the environment when the server is started, never written back. Tools 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import tempfile
@@ -37,6 +38,8 @@ import yaml
 
 from compozy_mcp.errors import ConfigError
 from compozy_mcp.reasons import Reason
+
+log = logging.getLogger(__name__)
 
 USER_FILE = "mcp.yaml"
 WORKSPACE_FILE = Path(".compozy") / "mcp.yaml"
@@ -309,9 +312,21 @@ class ConfigFile:
             )
         return {"servers": servers}
 
-    def servers(self) -> dict[str, ServerDefinition]:
+    def servers(self, *, skip_invalid: bool = False) -> dict[str, ServerDefinition]:
+        """The file's definitions. ``skip_invalid``: a definition that is not one (a reserved
+        or malformed name, a bad key) is left out with a warning naming it, so that one bad
+        entry never keeps the others, or the daemon, from starting; a file that cannot be read
+        as a whole still raises."""
         raw = self.read_raw().get("servers", {})
-        return {str(name): parse_server(str(name), spec, self.scope) for name, spec in raw.items()}
+        found: dict[str, ServerDefinition] = {}
+        for name, spec in raw.items():
+            try:
+                found[str(name)] = parse_server(str(name), spec, self.scope)
+            except ConfigError as error:
+                if not skip_invalid:
+                    raise
+                log.warning("skipped an MCP server: %s", error.message)
+        return found
 
     def write_raw(self, data: Mapping[str, Any]) -> None:
         text = yaml.safe_dump(dict(data), sort_keys=False, default_flow_style=False)

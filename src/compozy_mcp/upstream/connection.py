@@ -31,6 +31,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from compozy_mcp.errors import CompozyError, ConfigError
+from compozy_mcp.private_paths import open_private_append, private_dirs
 from compozy_mcp.reasons import Reason
 from compozy_mcp.upstream import extensions
 from compozy_mcp.upstream.asking import NO_CAPABILITY, Askers, Declared
@@ -106,11 +107,10 @@ class Connection:
 
 def _log_file(home: Path, name: str) -> TextIO:
     """The stdio server's stderr (blocking: run in a thread)."""
-    path = home / LOG_DIR / f"{name}.log"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = private_dirs(home, LOG_DIR) / f"{name}.log"
     if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
         path.replace(path.with_suffix(".log.1"))
-    return path.open("a", encoding="utf-8", errors="replace")
+    return open_private_append(path)
 
 
 def _extension_server(definition: ServerDefinition) -> Server[Any] | MCPServer:

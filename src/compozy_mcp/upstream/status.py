@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from compozy_mcp import jsonutil
+from compozy_mcp.private_paths import private_dirs
 from compozy_mcp.schemas import COUNT, INTEGER, NUMBER, STRING, array, enum, obj
 
 RUN_DIR = Path("run") / "mcp"
@@ -79,6 +80,7 @@ class StatusBoard:
     """The reports of the processes serving one ``$COMPOZY_HOME``."""
 
     def __init__(self, home: Path) -> None:
+        self.home = home
         self.directory = home / RUN_DIR
 
     def _file(self, pid: int) -> Path:
@@ -86,7 +88,7 @@ class StatusBoard:
 
     def publish(self, report: Report) -> None:
         """Replace this process's report (blocking: a small file write)."""
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_dirs(self.home, RUN_DIR)
         body = {
             "pid": report.pid,
             "kind": report.kind,

@@ -23,6 +23,7 @@ import contextlib
 import logging
 import math
 import os
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -82,6 +83,23 @@ def carried(tool: types.Tool) -> types.Tool | None:
     return tool
 
 
+#: the tool names clients take (several reject a whole listing when one name breaks it)
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+#: how much of a withheld name a log line shows
+SHOWN_NAME_CHARS = 60
+
+
+def unservable_name(server: str, tool: str) -> str | None:
+    """Why ``<server>__<tool>`` cannot be served (``None`` when it can): a name such as
+    ``../../x`` or one of 310 characters would make clients refuse the whole listing."""
+    served = f"{server}{SEPARATOR}{tool}"
+    if TOOL_NAME.fullmatch(served):
+        return None
+    if len(served) > 128:
+        return f"its name {served[:SHOWN_NAME_CHARS]!r}… has {len(served)} characters (at most 128)"
+    return f"its name {served[:SHOWN_NAME_CHARS]!r} has characters other than a-z A-Z 0-9 _ -"
+
+
 class Upstream:
     """One server, kept connected."""
 
@@ -114,6 +132,8 @@ class Upstream:
         self.tools: tuple[types.Tool, ...] = ()
         #: tools it listed that need MCP tasks, which compozy does not carry
         self.needs_tasks: frozenset[str] = frozenset()
+        #: tools it listed whose names clients cannot take (:func:`unservable_name`)
+        self.misnamed: frozenset[str] = frozenset()
         self._connection: Connection | None = None
         self._retry_at: float | None = None
         #: set once the first attempt has ended, either way
@@ -125,12 +145,29 @@ class Upstream:
         self.state = state
         served = None
         if tools is not None:
-            served = tuple(found for found in map(carried, tools) if found is not None)
+            self._withhold_misnamed(tools)
+            served = tuple(
+                found
+                for found in map(carried, tools)
+                if found is not None and found.name not in self.misnamed
+            )
             self.needs_tasks = frozenset(t.name for t in tools if carried(t) is None)
         tools_changed = served is not None and served != self.tools
         if served is not None:
             self.tools = served
         self._changed(tools_changed)
+
+    def _withhold_misnamed(self, tools: Sequence[types.Tool]) -> None:
+        """Leave out the tools whose names clients cannot take, each logged once with why."""
+        misnamed: set[str] = set()
+        for tool in tools:
+            why = unservable_name(self.name, tool.name)
+            if why is None:
+                continue
+            misnamed.add(tool.name)
+            if tool.name not in self.misnamed:
+                log.warning('MCP server "%s": a tool is not served: %s', self.name, why)
+        self.misnamed = frozenset(misnamed)
 
     def status(self) -> ServerStatus:
         retry_in = None
