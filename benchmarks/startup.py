@@ -17,7 +17,7 @@ A figure is the median of ``--runs`` runs after one warm-up (the first run of a 
 creates the store). ``-X importtime`` shows where the time goes:
 ``python -X importtime -m compozy_mcp tool list 2>&1 | sort -t'|' -k2 -n | tail``.
 
-    python -m benchmarks.startup [--runs N] [--json] [--no-daemon]
+    python -m benchmarks.startup [--runs N] [--json] [--no-daemon] [--quick]
 """
 
 from __future__ import annotations
@@ -172,8 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-daemon", action="store_true", help="only the in-process commands (no compozy serve)"
     )
+    parser.add_argument("--quick", action="store_true", help="one run per command (tests)")
     args = parser.parse_args(argv)
-    result = measure(max(1, args.runs), with_daemon=not args.no_daemon)
+    result = measure(1 if args.quick else max(1, args.runs), with_daemon=not args.no_daemon)
     if args.json:
         emit_json(result)
     else:
