@@ -19,20 +19,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import emit_json, machine, machine_line, table
+from benchmarks.common import (
+    emit_json,
+    machine,
+    machine_line,
+    scratch_env,
+    serve_on_socket,
+    table,
+)
 from compozy_mcp.hostapi.remote import RemoteHost
 from compozy_mcp.hostapi.target import parse_target
 
-COMPOZY = Path(sys.executable).with_name("compozy")
 SETTLE_S = 1.0
 
 
@@ -51,30 +53,6 @@ def children(pid: int) -> list[int]:
         text = (task / "children").read_text().split()
         found.extend(int(child) for child in text)
     return found
-
-
-def _serve(env: dict[str, str], home: Path) -> subprocess.Popen[bytes]:
-    daemon = subprocess.Popen(
-        [str(COMPOZY), "serve", "--no-tcp"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    path = home / "compozy.sock"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and daemon.poll() is None:
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            probe.connect(str(path))
-            return daemon
-        except OSError:
-            time.sleep(0.1)
-        finally:
-            probe.close()
-    daemon.kill()
-    daemon.wait()
-    raise SystemExit("compozy serve did not start")
 
 
 async def _load(host: RemoteHost, daemon: int, sessions: int, bound: int) -> dict[str, Any]:
@@ -112,13 +90,8 @@ async def _load(host: RemoteHost, daemon: int, sessions: int, bound: int) -> dic
 def measure(sessions: int, bound: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="compozy-memory-") as scratch:
         home = Path(scratch) / "home"
-        env = {
-            key: value
-            for key, value in os.environ.items()
-            if not key.startswith("COMPOZY_") and key != "NO_COLOR"
-        }
-        env.update(COMPOZY_HOME=str(home), COMPOZY_WORKSPACE=scratch)
-        daemon = _serve(env, home)
+        env = scratch_env(home, scratch)
+        daemon = serve_on_socket(env, home)
         try:
             host = RemoteHost(parse_target(f"unix:{home / 'compozy.sock'}"))
 

@@ -23,8 +23,6 @@ creates the store). ``-X importtime`` shows where the time goes:
 from __future__ import annotations
 
 import argparse
-import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,7 +30,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import emit_json, machine, machine_line, median, percentile, table
+from benchmarks.common import (
+    emit_json,
+    machine,
+    machine_line,
+    median,
+    percentile,
+    scratch_env,
+    serve_on_socket,
+    table,
+)
 
 COMPOZY = Path(sys.executable).with_name("compozy")
 SESSION = "sess-startup"
@@ -104,44 +111,14 @@ def _figures(
     return figures
 
 
-def _serve(env: dict[str, str], home: Path) -> subprocess.Popen[bytes]:
-    """``compozy serve`` on the home's socket only, once it answers there."""
-    daemon = subprocess.Popen(
-        [str(COMPOZY), "serve", "--no-tcp"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    path = home / "compozy.sock"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and daemon.poll() is None:
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            probe.connect(str(path))
-            return daemon
-        except OSError:
-            time.sleep(0.1)
-        finally:
-            probe.close()
-    daemon.kill()
-    daemon.wait()
-    raise SystemExit("compozy serve did not start")
-
-
 def measure(runs: int, *, with_daemon: bool = True) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="compozy-startup-") as scratch:
-        env = {
-            key: value
-            for key, value in os.environ.items()
-            if not key.startswith("COMPOZY_") and key != "NO_COLOR"
-        }
         home = Path(scratch) / "home"
-        env.update(COMPOZY_HOME=str(home), COMPOZY_WORKSPACE=scratch)
+        env = scratch_env(home, scratch)
         _run(("session", "create", "--agent", "general", "--id", SESSION), env)
         figures = _figures(COMMANDS, env, runs)
         if with_daemon:
-            daemon = _serve(env, home)
+            daemon = serve_on_socket(env, home)
             try:
                 figures |= _figures(DAEMON_COMMANDS, env, runs)
             finally:
