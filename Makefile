@@ -62,7 +62,7 @@ soak: $(STAMP)
 	$(BIN)/pytest -m soak -s
 
 # Catalog bytes, result bytes, call overhead, hook overhead, prompt round trip, Loop lint,
-# streaming over HTTP (FastMCP is installed into .bench/ on first use), and with the real
+# start-up of the CLI, the daemon's memory, streaming over HTTP (FastMCP is installed into .bench/ on first use), and with the real
 # agents (node-deps): time to first token and what the model reads.
 bench: $(STAMP) node-deps
 	$(BIN)/python -m benchmarks.catalog_bytes --verify-stdio
@@ -72,6 +72,8 @@ bench: $(STAMP) node-deps
 	$(BIN)/python -m benchmarks.prompt_roundtrip
 	$(BIN)/python -m benchmarks.loop_lint
 	$(BIN)/python -m benchmarks.worktrees
+	$(BIN)/python -m benchmarks.startup
+	$(BIN)/python -m benchmarks.memory
 	$(BIN)/python -m benchmarks.http_streaming
 	$(BIN)/python -m benchmarks.first_token
 	$(BIN)/python -m benchmarks.model_reads

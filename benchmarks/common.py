@@ -5,8 +5,11 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
+import socket
 import statistics
+import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -117,3 +120,36 @@ def machine_line(info: dict[str, Any]) -> str:
 
 def emit_json(payload: dict[str, Any]) -> None:
     sys.stdout.write(jsonutil.dumps_pretty(payload) + "\n")
+
+
+def scratch_env(home: Path, workspace: str) -> dict[str, str]:
+    """This environment without any ``COMPOZY_`` setting, on a scratch home and workspace."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMPOZY_") and k != "NO_COLOR"}
+    env.update(COMPOZY_HOME=str(home), COMPOZY_WORKSPACE=workspace)
+    return env
+
+
+def serve_on_socket(env: dict[str, str], home: Path) -> subprocess.Popen[bytes]:
+    """``compozy serve --no-tcp`` (this venv's) on ``home``'s socket, once it answers there;
+    the caller terminates it."""
+    daemon = subprocess.Popen(
+        [str(Path(sys.executable).with_name("compozy")), "serve", "--no-tcp"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    path = home / "compozy.sock"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and daemon.poll() is None:
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(str(path))
+            return daemon
+        except OSError:
+            time.sleep(0.1)
+        finally:
+            probe.close()
+    daemon.kill()
+    daemon.wait()
+    raise SystemExit("compozy serve did not start")

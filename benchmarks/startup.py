@@ -6,19 +6,23 @@ cost of starting Python, importing what the command needs, opening the store and
 
 - ``compozy --help``: argument parsing alone;
 - ``compozy tool list``: the registry, the store and a table;
-- ``compozy tool invoke compozy__session_status --input ...``: one native tool call.
+- ``compozy tool invoke compozy__session_status --input ...``: one native tool call;
+- the same and ``compozy session list`` / ``session status`` against a daemon
+  (``compozy serve`` on the scratch home: the CLI finds it on its socket), the normal case:
+  one request and the printing of its answer.
+
+Each row also counts the modules the command imports (``-X importtime``, one run).
 
 A figure is the median of ``--runs`` runs after one warm-up (the first run of a fresh home
 creates the store). ``-X importtime`` shows where the time goes:
 ``python -X importtime -m compozy_mcp tool list 2>&1 | sort -t'|' -k2 -n | tail``.
 
-    python -m benchmarks.startup [--runs N] [--json]
+    python -m benchmarks.startup [--runs N] [--json] [--no-daemon] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
@@ -26,11 +30,22 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import emit_json, machine, machine_line, median, percentile, table
+from benchmarks.common import (
+    emit_json,
+    machine,
+    machine_line,
+    median,
+    percentile,
+    scratch_env,
+    serve_on_socket,
+    table,
+)
 
 COMPOZY = Path(sys.executable).with_name("compozy")
 SESSION = "sess-startup"
+STATUS_INPUT = '{"session_id":"' + SESSION + '"}'
 COMMANDS: dict[str, tuple[str, ...]] = {
+    "compozy --version": ("--version",),
     "compozy --help": ("--help",),
     "compozy tool list": ("tool", "list"),
     "compozy tool invoke": (
@@ -38,8 +53,21 @@ COMMANDS: dict[str, tuple[str, ...]] = {
         "invoke",
         "compozy__session_status",
         "--input",
-        '{"session_id":"' + SESSION + '"}',
+        STATUS_INPUT,
     ),
+}
+#: run while ``compozy serve`` listens on the scratch home's socket
+DAEMON_COMMANDS: dict[str, tuple[str, ...]] = {
+    "daemon: compozy tool list": ("tool", "list"),
+    "daemon: compozy tool invoke": (
+        "tool",
+        "invoke",
+        "compozy__session_status",
+        "--input",
+        STATUS_INPUT,
+    ),
+    "daemon: compozy session list": ("session", "list"),
+    "daemon: compozy session status": ("session", "status", SESSION),
 }
 
 
@@ -54,36 +82,60 @@ def _run(args: tuple[str, ...], env: dict[str, str]) -> float:
     return elapsed
 
 
-def measure(runs: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="compozy-startup-") as scratch:
-        env = {
-            key: value
-            for key, value in os.environ.items()
-            if not key.startswith("COMPOZY_") and key != "NO_COLOR"
+def _modules(args: tuple[str, ...], env: dict[str, str]) -> int:
+    """How many modules one run of the command imports."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "compozy_mcp", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return sum(1 for line in done.stderr.splitlines() if line.startswith("import time:")) - 1
+
+
+def _figures(
+    commands: dict[str, tuple[str, ...]], env: dict[str, str], runs: int
+) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    for label, args in commands.items():
+        _run(args, env)  # warm-up: the OS file cache, the store's first open
+        times = [_run(args, env) * 1000 for _ in range(runs)]
+        figures[label] = {
+            "median_ms": round(median(times), 1),
+            "p90_ms": round(percentile(times, 0.9), 1),
+            "min_ms": round(min(times), 1),
+            "modules": _modules(args, env),
+            "runs": runs,
         }
-        env.update(COMPOZY_HOME=str(Path(scratch) / "home"), COMPOZY_WORKSPACE=scratch)
+    return figures
+
+
+def measure(runs: int, *, with_daemon: bool = True) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="compozy-startup-") as scratch:
+        home = Path(scratch) / "home"
+        env = scratch_env(home, scratch)
         _run(("session", "create", "--agent", "general", "--id", SESSION), env)
-        figures: dict[str, Any] = {}
-        for label, args in COMMANDS.items():
-            _run(args, env)  # warm-up: the OS file cache, the store's first open
-            times = [_run(args, env) * 1000 for _ in range(runs)]
-            figures[label] = {
-                "median_ms": round(median(times), 1),
-                "p90_ms": round(percentile(times, 0.9), 1),
-                "min_ms": round(min(times), 1),
-                "runs": runs,
-            }
+        figures = _figures(COMMANDS, env, runs)
+        if with_daemon:
+            daemon = serve_on_socket(env, home)
+            try:
+                figures |= _figures(DAEMON_COMMANDS, env, runs)
+            finally:
+                daemon.terminate()
+                daemon.wait(timeout=30)
     return {"startup": figures, "machine": machine()}
 
 
 def report(result: dict[str, Any]) -> str:
     rows = [
-        (label, f["median_ms"], f["p90_ms"], f["min_ms"]) for label, f in result["startup"].items()
+        (label, f["median_ms"], f["p90_ms"], f["min_ms"], f["modules"])
+        for label, f in result["startup"].items()
     ]
     lines = [
         "Start-up: wall time of one command, exec to exit (ms)",
         "",
-        table(("command", "median", "p90", "min"), rows),
+        table(("command", "median", "p90", "min", "modules"), rows),
         "",
         machine_line(result["machine"]),
     ]
@@ -94,8 +146,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.startup", description=__doc__)
     parser.add_argument("--runs", type=int, default=15, help="runs per command (default 15)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--no-daemon", action="store_true", help="only the in-process commands (no compozy serve)"
+    )
+    parser.add_argument("--quick", action="store_true", help="one run per command (tests)")
     args = parser.parse_args(argv)
-    result = measure(max(1, args.runs))
+    result = measure(1 if args.quick else max(1, args.runs), with_daemon=not args.no_daemon)
     if args.json:
         emit_json(result)
     else:

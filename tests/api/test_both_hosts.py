@@ -1,6 +1,8 @@
 """Issue 24, item 3: one suite against both Host API implementations. The same operations,
 sent to ``LocalHost`` (in process) and to ``RemoteHost`` over HTTP and over the Unix socket of
-a daemon on the same store, answer the same (ids and times aside), and fail the same."""
+a daemon on the same store, answer the same (ids and times aside), and fail the same. The
+remote ones run twice: with httpx2, and with the standard library's one-shot requests the CLI
+sends (``oneshot=True``)."""
 
 from __future__ import annotations
 
@@ -47,18 +49,20 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Home, Dae
         yield home, daemon
 
 
-@pytest.fixture(params=["local", "http", "socket"])
+@pytest.fixture(params=["local", "http", "socket", "http-oneshot", "socket-oneshot"])
 async def host(request: pytest.FixtureRequest, served: tuple[Home, Daemon]) -> AsyncIterator[Any]:
     home, daemon = served
     opened: HostClient
     if request.param == "local":
         opened = LocalHost.open(Settings.from_env(home.env))
-    elif request.param == "http":
+    elif request.param.startswith("http"):
         assert daemon.url is not None
-        opened = RemoteHost(parse_target(daemon.url))
+        opened = RemoteHost(parse_target(daemon.url), oneshot=request.param.endswith("oneshot"))
     else:
         assert daemon.socket is not None
-        opened = RemoteHost(parse_target(f"unix:{daemon.socket}"))
+        opened = RemoteHost(
+            parse_target(f"unix:{daemon.socket}"), oneshot=request.param.endswith("oneshot")
+        )
     try:
         yield opened
     finally:

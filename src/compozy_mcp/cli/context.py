@@ -107,7 +107,7 @@ class Context:
         if target is not None:
             from compozy_mcp.hostapi.remote import RemoteHost
 
-            return RemoteHost(target, token=self.token, diagnostics=self.diagnostics)
+            return RemoteHost(target, token=self.token, diagnostics=self.diagnostics, oneshot=True)
         from compozy_mcp.hostapi.local import LocalHost
 
         return LocalHost.open(self.settings())

@@ -40,7 +40,10 @@ COMMAND_MODULES = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``compozy``; with ``command`` (a key of :data:`COMMAND_MODULES`), one
+    that knows that command's module only: a command line that names its command need not
+    import the other modules (and what they import) nor build their ~700 arguments."""
     from compozy_mcp.cli.examples import EXAMPLES
     from compozy_mcp.cli.parsing import Parser, add_global_options, finish
 
@@ -54,10 +57,33 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"compozy-mcp {__version__}")
     add_global_options(parser, suppress=False)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in dict.fromkeys(COMMAND_MODULES.values()):
+    modules = dict.fromkeys(COMMAND_MODULES.values())
+    if command is not None:
+        modules = {COMMAND_MODULES[command]: None}
+    for module in modules:
         importlib.import_module(f"compozy_mcp.cli.{module}").add_parser(commands)
     finish(parser, EXAMPLES)
     return parser
+
+
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command a command line names (its first word after the global options), or None
+    when it names none the parser knows, or asks for help or the version first: then the
+    whole parser answers (the list of commands, a suggestion for a misspelt one)."""
+    from compozy_mcp.cli.parsing import GLOBAL_OPTIONS
+
+    takes_value = {
+        flag for option in GLOBAL_OPTIONS if "action" not in option.options for flag in option.flags
+    }
+    words = iter(argv)
+    for word in words:
+        if word in takes_value:
+            next(words, None)
+        elif not word.startswith("-"):
+            return word if word in COMMAND_MODULES else None
+        elif word.split("=", 1)[0] not in takes_value and word not in ("-v", "--verbose"):
+            return None  # --help, --version, --, or an option the parser will reject
+    return None
 
 
 def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = None) -> int:
@@ -67,7 +93,12 @@ def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = N
     from compozy_mcp.cli.logs import configure_logging
 
     env = os.environ if env is None else env
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    if words == ["--version"]:  # what a script asks most often: no parser to build for it
+        print(f"compozy-mcp {__version__}")
+        return 0
+    # completion walks every command; a command line that names one needs that one only
+    parser = build_parser(None if "_ARGCOMPLETE" in env else command_named(words))
     if "_ARGCOMPLETE" in env:  # the shell asks for completions (compozy completion ...)
         import argcomplete
 

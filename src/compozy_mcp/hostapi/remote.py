@@ -9,17 +9,20 @@ cannot be reached is a :class:`DaemonUnreachable`.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
-
-import httpx2
 
 from compozy_mcp import jsonutil
 from compozy_mcp.errors import DaemonUnauthorized, DaemonUnreachable, RemoteError
+from compozy_mcp.hostapi import oneshot
 from compozy_mcp.hostapi.client import Payload
+from compozy_mcp.hostapi.oneshot import speaks
 from compozy_mcp.hostapi.target import Target
 from compozy_mcp.hostapi.wire import API_PREFIX, DIAGNOSTIC_HEADER, SESSION_HEADER
 from compozy_mcp.reasons import Reason
+
+if TYPE_CHECKING:
+    import httpx2
 
 CONNECT_TIMEOUT = 5.0
 #: a tool call may take long; the daemon has its own limits
@@ -49,6 +52,8 @@ def daemon_http_client(
 ) -> httpx2.AsyncClient:
     """An HTTP client on a daemon's listener (TCP or its socket), sending the bearer token;
     ``wrap`` may put a transport of its own around the network one."""
+    import httpx2
+
     socket = str(target.socket) if target.socket is not None else None
     transport: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport(uds=socket)
     all_headers = dict(headers or {})
@@ -64,22 +69,35 @@ def daemon_http_client(
 
 
 class RemoteHost:
-    """A daemon's Host API. The HTTP client is made on first use, in the caller's event loop."""
+    """A daemon's Host API. The HTTP client is made on first use, in the caller's event loop.
+
+    ``oneshot``: the caller sends a request or two and exits (a CLI command): requests to a
+    plain-HTTP or socket daemon then go through :mod:`compozy_mcp.hostapi.oneshot`, which
+    imports a third of what httpx2 does; an event stream still takes httpx2."""
 
     def __init__(
-        self, target: Target, *, token: str | None = None, diagnostics: bool = False
+        self,
+        target: Target,
+        *,
+        token: str | None = None,
+        diagnostics: bool = False,
+        oneshot: bool = False,
     ) -> None:
         self.target = target
         self._token = token
         self._diagnostics = diagnostics
         self._client: httpx2.AsyncClient | None = None
+        self._oneshot = oneshot and speaks(target)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json"}
+        if self._diagnostics:
+            headers[DIAGNOSTIC_HEADER] = "1"
+        return headers
 
     def _http(self) -> httpx2.AsyncClient:
         if self._client is None:
-            headers = {"Accept": "application/json"}
-            if self._diagnostics:
-                headers[DIAGNOSTIC_HEADER] = "1"
-            self._client = daemon_http_client(self.target, self._token, headers=headers)
+            self._client = daemon_http_client(self.target, self._token, headers=self._headers())
         return self._client
 
     async def _request(
@@ -96,6 +114,11 @@ class RemoteHost:
         if body is not None:
             content = jsonutil.dumps(body)
             headers["Content-Type"] = "application/json"
+        if self._oneshot:
+            status, answer = await self._send_oneshot(method, path, params, content, headers)
+            return self._answer(status, answer)
+        import httpx2
+
         try:
             response = await self._http().request(
                 method,
@@ -105,44 +128,79 @@ class RemoteHost:
                 headers=headers,
             )
         except httpx2.TimeoutException:
-            raise DaemonUnreachable(
-                f"the compozy daemon at {self.target} did not answer in time",
-                reason=Reason.DAEMON_TIMEOUT,
-            ) from None
+            raise self._timed_out() from None
         except httpx2.TransportError as exc:
-            raise DaemonUnreachable(
-                f"cannot reach the compozy daemon at {self.target} ({exc or type(exc).__name__}); "
-                f"{START_HINT}"
-            ) from None
-        return self._answer(response)
+            raise self._unreachable(exc) from None
+        return self._answer(response.status_code, response.content)
 
-    def _answer(self, response: httpx2.Response) -> Payload:
+    async def _send_oneshot(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, Any] | None,
+        content: bytes | None,
+        headers: Mapping[str, str],
+    ) -> tuple[int, bytes]:
+        import http.client
+
+        all_headers = self._headers() | dict(headers)
+        if self._token:
+            all_headers["Authorization"] = f"Bearer {self._token}"
+        try:
+            return await oneshot.send(
+                self.target,
+                method,
+                API_PREFIX + path,
+                query=_query(params or {}),
+                content=content,
+                headers=all_headers,
+                connect_timeout=CONNECT_TIMEOUT,
+                read_timeout=READ_TIMEOUT,
+            )
+        except oneshot.RequestTimeout:
+            raise self._timed_out() from None
+        except (OSError, http.client.HTTPException) as exc:
+            raise self._unreachable(exc) from None
+
+    def _timed_out(self) -> DaemonUnreachable:
+        return DaemonUnreachable(
+            f"the compozy daemon at {self.target} did not answer in time",
+            reason=Reason.DAEMON_TIMEOUT,
+        )
+
+    def _unreachable(self, exc: Exception) -> DaemonUnreachable:
+        return DaemonUnreachable(
+            f"cannot reach the compozy daemon at {self.target} ({exc or type(exc).__name__}); "
+            f"{START_HINT}"
+        )
+
+    def _answer(self, status: int, content: bytes) -> Payload:
         """A response's payload, or the daemon's error raised as it sent it."""
         try:
-            payload = jsonutil.loads(response.content)
+            payload = jsonutil.loads(content)
         except ValueError:
             payload = None
         if not isinstance(payload, dict):
             raise DaemonUnreachable(
-                f"{self.target} answered HTTP {response.status_code} without a JSON object; "
+                f"{self.target} answered HTTP {status} without a JSON object; "
                 "is it a compozy daemon?",
                 reason=Reason.NOT_A_DAEMON,
             )
         # 202 is a call waiting for approval (tool_approval_required), an error too
-        if response.status_code >= 400 or (response.status_code == 202 and "error" in payload):
+        if status >= 400 or (status == 202 and "error" in payload):
             error = payload.get("error")
             if not isinstance(error, dict):
                 raise DaemonUnreachable(
-                    f"{self.target} answered HTTP {response.status_code} without an error "
+                    f"{self.target} answered HTTP {status} without an error "
                     "payload; is it a compozy daemon?",
                     reason=Reason.NOT_A_DAEMON,
                 )
-            if response.status_code == 401:
+            if status == 401:
                 raise DaemonUnauthorized(
                     f"{error.get('message', 'unauthorized')}; set COMPOZY_TOKEN",
                     reason=str(error.get("reason", Reason.TOKEN_MISSING)),
                 )
-            raise RemoteError(error, response.status_code)
+            raise RemoteError(error, status)
         return payload
 
     # --- tools -------------------------------------------------------------------------------
@@ -229,13 +287,15 @@ class RemoteHost:
         come as ``None``)."""
         path = f"{API_PREFIX}/sessions/{_segment(session_id)}/events"
         headers = {"Accept": "text/event-stream"}
+        import httpx2
+
         try:
             async with self._http().stream(
                 "GET", path, params={"cursor": str(cursor)}, headers=headers
             ) as response:
                 if response.status_code != 200:
                     await response.aread()
-                    self._answer(response)  # raises the daemon's error
+                    self._answer(response.status_code, response.content)  # the daemon's error
                     raise DaemonUnreachable(
                         f"{self.target} answered HTTP {response.status_code} to a stream"
                     )
