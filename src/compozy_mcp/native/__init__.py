@@ -17,6 +17,7 @@ def native_tools() -> list[ToolDefinition]:
     from compozy_mcp.native.loop_tools import loop_tools
     from compozy_mcp.native.session_tools import session_tools
     from compozy_mcp.native.skill_tools import skill_tools
+    from compozy_mcp.native.task_tools import task_tools
     from compozy_mcp.native.worktree_tools import worktree_tools
 
     return [
@@ -29,6 +30,7 @@ def native_tools() -> list[ToolDefinition]:
         *approval_tools(),
         *loop_tools(),
         *worktree_tools(),
+        *task_tools(),
     ]
 
 

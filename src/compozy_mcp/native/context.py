@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from compozy_mcp.native.registry import RegisteredTool
     from compozy_mcp.sessions.model import Interaction
     from compozy_mcp.sessions.service import Sessions
+    from compozy_mcp.sessions.tasks import Tasks
     from compozy_mcp.skills import SkillService
 
 
@@ -161,6 +162,7 @@ class Services:
     hooks: HookAdmin
     approvals: ApprovalAdmin
     loops: LoopAdmin
+    tasks: Tasks
     #: ``None`` when the assembly was given a driver of its own (benchmarks)
     agents: AgentAdmin | None = None
 
