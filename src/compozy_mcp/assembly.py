@@ -28,9 +28,10 @@ from compozy_mcp.native.context import Services
 from compozy_mcp.runtime.answers import PermissionAnswerer
 from compozy_mcp.runtime.process import Launcher
 from compozy_mcp.runtime.supervisor import AgentRuntime
+from compozy_mcp.sessions.heartbeats import Heartbeats, Waker
 from compozy_mcp.sessions.runtime import RuntimeDriver
 from compozy_mcp.sessions.service import Sessions
-from compozy_mcp.sessions.tasks import Prompter, Tasks
+from compozy_mcp.sessions.tasks import Tasks
 from compozy_mcp.skills import SkillService
 from compozy_mcp.store import SQLiteStore, Store
 from compozy_mcp.upkeep import Upkeep
@@ -122,6 +123,8 @@ def open_app(
         loops = LoopService(store, registry, sessions, clock, offload, LoopLimits.of(settings))
         tasks = Tasks(store, clock, offload)
         tasks.prompter = _prompter(runtime)
+        heartbeats = Heartbeats(sessions.ledger, clock, offload)
+        heartbeats.waker = _prompter(runtime)
         services = Services(
             settings=settings,
             sessions=sessions,
@@ -134,6 +137,7 @@ def open_app(
             approvals=approvals,
             loops=loops,
             tasks=tasks,
+            heartbeats=heartbeats,
             agents=runtime,
         )
         # its agents' permission requests are answered there
@@ -149,13 +153,13 @@ def open_app(
     return App(settings, store, services, dispatcher, catalog, engine, upkeep, approvals, runtime)
 
 
-def _prompter(runtime: AgentRuntime) -> Prompter:
-    """Requested changes reach the working session's agent as its next prompt, sent by the
-    system (the reviewer may be a sibling, which could not prompt it itself)."""
+def _prompter(runtime: AgentRuntime) -> Waker:
+    """A prompt the system sends a session (requested changes, a heartbeat), as the operator:
+    the reviewer may be a sibling, which could not prompt it itself. The turn's id."""
 
-    async def prompt(session_id: str, text: str) -> None:
-        call = CallInfo("compozy__task_run_review_submit")
+    async def prompt(session_id: str, text: str) -> str:
+        call = CallInfo("compozy__session_prompt")
         await runtime.ensure_running(call, session_id)
-        await runtime.prompt(call, session_id, text, wait=False)
+        return await runtime.prompt(call, session_id, text, wait=False)
 
     return prompt

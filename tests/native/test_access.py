@@ -24,6 +24,7 @@ CHILD_TOOLS = [
     "compozy__command_list",
     "compozy__worktree_*",
     "compozy__task_*",
+    "compozy__agent_heartbeat_*",
 ]
 
 
@@ -126,6 +127,9 @@ SESSION_TOOLS: dict[str, tuple[str, Build]] = {
     "compozy__worktree_create": ("session_id", lambda f: {}),
     # tasks (issue 27); the run_id tools are in tests/tasks
     "compozy__task_run_claim_next": ("session_id", lambda f: {}),
+    "compozy__agent_heartbeat_set": ("session_id", lambda f: {"interval_seconds": 60}),
+    "compozy__agent_heartbeat_status": ("session_id", lambda f: {}),
+    "compozy__agent_heartbeat_wake": ("session_id", lambda f: {}),
 }
 
 

@@ -60,6 +60,9 @@ TOOLS_WITH_VIEWS = {
     "compozy__task_run_fail",
     "compozy__task_run_release",
     "compozy__task_run_review_submit",
+    "compozy__agent_heartbeat_set",
+    "compozy__agent_heartbeat_status",
+    "compozy__agent_heartbeat_wake",
 }
 SINGLE_RESULT = {
     "compozy__session_delete",

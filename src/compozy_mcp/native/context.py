@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from compozy_mcp.artifacts import ArtifactService
     from compozy_mcp.config import Settings
     from compozy_mcp.native.registry import RegisteredTool
+    from compozy_mcp.sessions.heartbeats import Heartbeats
     from compozy_mcp.sessions.model import Interaction
     from compozy_mcp.sessions.service import Sessions
     from compozy_mcp.sessions.tasks import Tasks
@@ -163,6 +164,7 @@ class Services:
     approvals: ApprovalAdmin
     loops: LoopAdmin
     tasks: Tasks
+    heartbeats: Heartbeats
     #: ``None`` when the assembly was given a driver of its own (benchmarks)
     agents: AgentAdmin | None = None
 

@@ -47,7 +47,7 @@ DEFAULT_LEASE_SECONDS = 900
 #: what may change in a task by ``update``
 EDITABLE = ("title", "description", "acceptance_criteria", "labels", "priority")
 #: a prompt for a session (its id, the text), sent as the system (requested changes)
-Prompter = Callable[[str, str], Awaitable[None]]
+Prompter = Callable[[str, str], Awaitable[object]]
 
 
 def _json_list(text: str) -> list[str]:

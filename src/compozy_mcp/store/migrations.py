@@ -319,6 +319,28 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX task_reviews_by_task ON task_reviews(task_id, seq);
         """,
     ),
+    Migration(
+        11,
+        "heartbeats: sessions woken with a prompt on a schedule",
+        """
+        CREATE TABLE heartbeats (
+            session_id TEXT PRIMARY KEY,
+            interval_seconds INTEGER NOT NULL,
+            prompt TEXT NOT NULL,
+            enabled INTEGER NOT NULL,
+            next_wake_at TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            quiet_hours TEXT,
+            last_wake_at TEXT,
+            last_outcome TEXT,
+            last_turn_id TEXT,
+            last_error TEXT,
+            wakes INTEGER NOT NULL
+        );
+        CREATE INDEX heartbeats_due ON heartbeats(next_wake_at) WHERE enabled = 1;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -56,6 +56,7 @@ from compozy_mcp.store.base import (
     chunks,
 )
 from compozy_mcp.store.migrations import LATEST_VERSION, MIGRATIONS
+from compozy_mcp.store.sqlite_heartbeats import SQLiteHeartbeatReader, SQLiteHeartbeatWriter
 from compozy_mcp.store.sqlite_loops import SQLiteLoopReader, SQLiteLoopWriter
 from compozy_mcp.store.sqlite_tasks import SQLiteTaskReader, SQLiteTaskWriter
 from compozy_mcp.store.sqlite_worktrees import SQLiteWorktreeReader, SQLiteWorktreeWriter
@@ -135,7 +136,9 @@ def _session(row: sqlite3.Row) -> SessionRow:
     )
 
 
-class _SQLiteReader(SQLiteLoopReader, SQLiteTaskReader, SQLiteWorktreeReader, StoreReader):
+class _SQLiteReader(
+    SQLiteHeartbeatReader, SQLiteLoopReader, SQLiteTaskReader, SQLiteWorktreeReader, StoreReader
+):
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
@@ -412,7 +415,12 @@ class _SQLiteReader(SQLiteLoopReader, SQLiteTaskReader, SQLiteWorktreeReader, St
 
 
 class _SQLiteWriter(
-    SQLiteLoopWriter, SQLiteTaskWriter, SQLiteWorktreeWriter, _SQLiteReader, StoreWriter
+    SQLiteHeartbeatWriter,
+    SQLiteLoopWriter,
+    SQLiteTaskWriter,
+    SQLiteWorktreeWriter,
+    _SQLiteReader,
+    StoreWriter,
 ):
     def insert_workspace(self, row: WorkspaceRow) -> None:
         self._conn.execute(
