@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from compozy_mcp.native.context import ToolCall
-from compozy_mcp.native.registry import Risk, ToolDefinition, count_preview
+from compozy_mcp.native.registry import Handler, Risk, ToolDefinition, count_preview
 from compozy_mcp.schemas import (
     BOOLEAN,
     COUNT,
@@ -246,32 +246,52 @@ def _claim_preview(result: dict[str, Any]) -> str:
     return f"claimed {_task_preview(result)}"
 
 
-def _run_tool(
+def _single_task_tool(
     tool_id: str,
-    description: str,
-    handler: Any,
-    extra: dict[str, Any],
     *,
-    required: dict[str, Any] | None = None,
-    risk: Risk = Risk.MUTATING,
+    description: str,
+    input_schema: dict[str, Any],
+    handler: Handler,
+    risk: Risk,
+    idempotent: bool = False,
 ) -> ToolDefinition:
+    """A tool that answers one task (``{"task": ...}``), with the task views."""
     return ToolDefinition(
         id=tool_id,
         description=description,
-        input_schema=tool_input({"run_id": RUN_ID, **(required or {})}, extra),
+        input_schema=input_schema,
         output_schema=SINGLE_TASK,
         handler=handler,
         risk=risk,
         toolsets=TASKS,
         views=SINGLE_TASK_VIEWS,
         preview=_task_preview,
+        idempotent=idempotent,
+    )
+
+
+def _run_tool(
+    tool_id: str,
+    description: str,
+    handler: Handler,
+    extra: dict[str, Any],
+    *,
+    required: dict[str, Any] | None = None,
+) -> ToolDefinition:
+    """A tool that ends or changes a run and answers its task."""
+    return _single_task_tool(
+        tool_id,
+        description=description,
+        input_schema=tool_input({"run_id": RUN_ID, **(required or {})}, extra),
+        handler=handler,
+        risk=Risk.MUTATING,
     )
 
 
 def task_tools() -> list[ToolDefinition]:
     return [
-        ToolDefinition(
-            id="compozy__task_create",
+        _single_task_tool(
+            "compozy__task_create",
             description="Queue a task for agents: title, description, acceptance criteria, "
             "labels and priority, in a workspace (a session: its own). It starts todo.",
             input_schema=tool_input(
@@ -287,12 +307,8 @@ def task_tools() -> list[ToolDefinition]:
                     "priority": PRIORITY,
                 },
             ),
-            output_schema=SINGLE_TASK,
             handler=_create,
             risk=Risk.MUTATING,
-            toolsets=TASKS,
-            views=SINGLE_TASK_VIEWS,
-            preview=_task_preview,
         ),
         ToolDefinition(
             id="compozy__task_list",
@@ -325,21 +341,17 @@ def task_tools() -> list[ToolDefinition]:
             preview=count_preview("tasks", "task"),
             idempotent=True,
         ),
-        ToolDefinition(
-            id="compozy__task_status",
+        _single_task_tool(
+            "compozy__task_status",
             description="Read one task with its runs (who worked on it, what they delivered) "
             "and its reviews.",
             input_schema=tool_input({"task_id": TASK_ID}),
-            output_schema=SINGLE_TASK,
             handler=_status,
             risk=Risk.READ,
-            toolsets=TASKS,
-            views=SINGLE_TASK_VIEWS,
-            preview=_task_preview,
             idempotent=True,
         ),
-        ToolDefinition(
-            id="compozy__task_update",
+        _single_task_tool(
+            "compozy__task_update",
             description="Change a task's title, description, acceptance criteria, labels or "
             "priority (not once it is done or cancelled).",
             input_schema=tool_input(
@@ -352,23 +364,15 @@ def task_tools() -> list[ToolDefinition]:
                     "priority": PRIORITY,
                 },
             ),
-            output_schema=SINGLE_TASK,
             handler=_update,
             risk=Risk.MUTATING,
-            toolsets=TASKS,
-            views=SINGLE_TASK_VIEWS,
-            preview=_task_preview,
         ),
-        ToolDefinition(
-            id="compozy__task_cancel",
+        _single_task_tool(
+            "compozy__task_cancel",
             description="Cancel a task that is not done; a run working on it ends cancelled.",
             input_schema=tool_input({"task_id": TASK_ID}),
-            output_schema=SINGLE_TASK,
             handler=_cancel,
             risk=Risk.DESTRUCTIVE,
-            toolsets=TASKS,
-            views=SINGLE_TASK_VIEWS,
-            preview=_task_preview,
             idempotent=True,
         ),
         ToolDefinition(
