@@ -555,6 +555,53 @@ async def worktrees(rec: Recorder, rng: random.Random, k: int) -> None:
         await rec.measured("compozy__worktree_inspect", {"worktree_id": tree["worktree_id"]})
 
 
+async def tasks(rec: Recorder, rng: random.Random, k: int) -> None:
+    """Tasks queued, claimed, delivered, reviewed; heartbeats set, woken and read."""
+    sessions = rng.sample(rec.world.sessions, k=min(len(rec.world.sessions), k * 2))
+    waiting = []  # tasks left todo: read, updated, one cancelled
+    for index, session_id in enumerate(sessions):
+        workspace = (await rec.full(session_id))["workspace_id"]
+        for extra in range(2):
+            task = {
+                "title": f"Task {index}.{extra}: fix the {rng.choice(['parser', 'upload'])}",
+                "description": "What is broken, how to see it, and where to start. " * 3,
+                "acceptance_criteria": ["the suite passes", "a test covers it"],
+                "labels": rng.sample(["bug", "perf", "docs", "ui"], k=2),
+                "priority": 9 - extra,
+                "workspace_id": workspace,
+            }
+            made = (await rec.measured("compozy__task_create", task))["task"]
+            if extra:
+                waiting.append(made)
+        claim = await rec.measured("compozy__task_run_claim_next", {"session_id": session_id})
+        run_id = claim["task"]["current_run"]["run_id"]
+        await rec.measured("compozy__task_run_heartbeat", {"run_id": run_id})
+        if index % 3 == 1:
+            await rec.measured("compozy__task_run_fail", {"run_id": run_id, "reason": "broken"})
+            continue
+        if index % 3 == 2:
+            await rec.measured("compozy__task_run_release", {"run_id": run_id})
+            continue
+        done = await rec.measured(
+            "compozy__task_run_complete", {"run_id": run_id, "summary": "Fixed; a test covers it."}
+        )
+        decision = rng.choice(["accept", "request_changes"])
+        await rec.measured(
+            "compozy__task_run_review_submit",
+            {"task_id": done["task"]["task_id"], "decision": decision, "comments": "Looks right."},
+        )
+    await rec.measured("compozy__task_list", {})
+    for task in waiting[:k]:
+        await rec.measured("compozy__task_status", {"task_id": task["task_id"]})
+        await rec.measured("compozy__task_update", {"task_id": task["task_id"], "priority": 1})
+    await rec.measured("compozy__task_cancel", {"task_id": waiting[-1]["task_id"]})
+    for session_id in sessions[:k]:
+        beat = {"session_id": session_id, "interval_seconds": 600}
+        await rec.measured("compozy__agent_heartbeat_set", beat)
+        await rec.measured("compozy__agent_heartbeat_status", {"session_id": session_id})
+        await rec.measured("compozy__agent_heartbeat_wake", {"session_id": session_id})
+
+
 #: the script, in order: reads first (on the world as built), then each kind of change
 SCRIPT: tuple[Step, ...] = (
     reads,
@@ -571,6 +618,7 @@ SCRIPT: tuple[Step, ...] = (
     stops,
     agents,
     approvals,
+    tasks,
     loops,  # before hooks: the hooks step leaves hooks on session_status calls
     hooks,
 )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from compozy_mcp.approvals import Approvals, PermissionMode
 from compozy_mcp.artifacts import ArtifactService
 from compozy_mcp.blocking import Offload
+from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import Clock, SystemClock
 from compozy_mcp.config import Settings
 from compozy_mcp.dispatch import Dispatcher
@@ -27,8 +28,10 @@ from compozy_mcp.native.context import Services
 from compozy_mcp.runtime.answers import PermissionAnswerer
 from compozy_mcp.runtime.process import Launcher
 from compozy_mcp.runtime.supervisor import AgentRuntime
+from compozy_mcp.sessions.heartbeats import Heartbeats, Waker
 from compozy_mcp.sessions.runtime import RuntimeDriver
 from compozy_mcp.sessions.service import Sessions
+from compozy_mcp.sessions.tasks import Tasks
 from compozy_mcp.skills import SkillService
 from compozy_mcp.store import SQLiteStore, Store
 from compozy_mcp.upkeep import Upkeep
@@ -118,6 +121,10 @@ def open_app(
         for hook in hooks:
             engine.registry.add_code_hook(hook)
         loops = LoopService(store, registry, sessions, clock, offload, LoopLimits.of(settings))
+        tasks = Tasks(store, clock, offload)
+        tasks.prompter = _prompter(runtime)
+        heartbeats = Heartbeats(sessions.ledger, clock, offload)
+        heartbeats.waker = _prompter(runtime)
         services = Services(
             settings=settings,
             sessions=sessions,
@@ -129,14 +136,30 @@ def open_app(
             hooks=HookAdminService(engine, registry, store, sessions, clock, offload),
             approvals=approvals,
             loops=loops,
+            tasks=tasks,
+            heartbeats=heartbeats,
             agents=runtime,
         )
         # its agents' permission requests are answered there
         approvals.answerers.register(PermissionAnswerer(runtime))
         dispatcher = Dispatcher(registry, services, hooks=engine, approvals=approvals)
         loops.attach(dispatcher)
-        upkeep = Upkeep(store, sessions, services.artifacts, sweeps=(approvals.sweep,))
+        upkeep = Upkeep(
+            store, sessions, services.artifacts, sweeps=(approvals.sweep, tasks.expire_claims)
+        )
     except BaseException:
         store.close()
         raise
     return App(settings, store, services, dispatcher, catalog, engine, upkeep, approvals, runtime)
+
+
+def _prompter(runtime: AgentRuntime) -> Waker:
+    """A prompt the system sends a session (requested changes, a heartbeat), as the operator:
+    the reviewer may be a sibling, which could not prompt it itself. The turn's id."""
+
+    async def prompt(session_id: str, text: str) -> str:
+        call = CallInfo("compozy__session_prompt")
+        await runtime.ensure_running(call, session_id)
+        return await runtime.prompt(call, session_id, text, wait=False)
+
+    return prompt

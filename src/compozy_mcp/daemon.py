@@ -139,6 +139,10 @@ async def _upkeep_every(app: App, seconds: float) -> None:
         if report.sessions_stopped or report.artifacts_deleted:
             log.info("upkeep: %s", report.payload())
         await app.runtime.reconcile()  # sessions the sweep stopped lose their agents
+        try:
+            await app.services.heartbeats.wake_due()
+        except CompozyError as error:
+            log.warning("heartbeats skipped: %s", error.message)
 
 
 def daemon_app(

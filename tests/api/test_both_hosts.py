@@ -114,3 +114,24 @@ async def test_every_host_fails_the_same(host: Any) -> None:
         ("tool_invalid_input", "schema_invalid"),
         ("tool_invalid_input", "schema_invalid"),
     ]
+
+
+async def test_every_host_walks_a_task_the_same(host: Any) -> None:
+    """Issue 27: a task queued, claimed, delivered and accepted through either host."""
+    session = (await host.create_session({"agent_name": "general"}))["session"]["id"]
+    task = (await host.task("create", {"title": "both hosts", "priority": 1000}))["task"]
+    claimed = await host.task("run_claim_next", {"session_id": session, "lease_seconds": 60})
+    assert claimed["task"]["task_id"] == task["task_id"]
+    run_id = claimed["task"]["current_run"]["run_id"]
+    await host.task("run_heartbeat", {"run_id": run_id})
+    delivered = await host.task("run_complete", {"run_id": run_id, "summary": "done"})
+    delivery = delivered["task"]["current_run"]["delivery_id"]
+    reviewed = await host.task(
+        "run_review_submit", {"task_id": task["task_id"], "decision": "accept"}
+    )
+    assert (reviewed["task"]["state"], reviewed["review"]["delivery_id"]) == ("done", delivery)
+    listed = await host.task("list", {"states": ["done"], "limit": 500})
+    assert task["task_id"] in [t["task_id"] for t in listed["tasks"]]
+    with pytest.raises(CompozyError) as caught:
+        await host.task("status", {"task_id": "task-nope"})
+    assert (caught.value.code, str(caught.value.reason)) == ("not_found", "not_found")

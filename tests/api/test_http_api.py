@@ -715,8 +715,9 @@ def test_every_documented_operation_answers_a_body_its_schema_accepts(
     }
     loop_calls = _loop_calls(api)
     worktree_calls = _worktree_calls(api, tmp_path)
+    task_calls = _task_calls(api)
     made_calls = {(method, path) for method, path, _ in calls}
-    assert made_calls | loop_calls | worktree_calls == documented
+    assert made_calls | loop_calls | worktree_calls | task_calls == documented
     for method, path, kw in calls:
         status, _ = api.request(method, path, **kw)
         assert status in (200, 201), (method, path)
@@ -782,6 +783,45 @@ def _worktree_calls(api: ContractClient, tmp_path: Path) -> set[tuple[str, str]]
     send("POST", SESSION + "/pull-request", session_id=made["id"], expect=(422,))
     send("DELETE", "/api/worktrees/{worktree_id}", worktree_id=tree, params={"force": "true"})
     send("POST", "/api/worktrees", json={"session_id": made["id"]})
+    return done
+
+
+def _task_calls(api: ContractClient) -> set[tuple[str, str]]:
+    """The task operations (issue 27): a task queued, claimed, heartbeaten, completed, sent
+    back by a review, released, claimed and failed, updated, listed and cancelled."""
+    done: set[tuple[str, str]] = set()
+
+    def send(method: str, path: str, **kw: Any) -> Any:
+        status, body = api.request(method, path, **kw)
+        assert status in (200, 201), (method, path, body)
+        done.add((method, path))
+        return body
+
+    worker = api.post("/api/sessions", json={"agent_name": "general"}, expect=201)[1]["session"]
+    task = send("POST", "/api/tasks", json={"title": "documented", "priority": 2})["task"]
+    claimed = send("POST", "/api/tasks/claim", json={"session_id": worker["id"]})["task"]
+    run = claimed["current_run"]["run_id"]
+    send("POST", "/api/task-runs/{run_id}/heartbeat", run_id=run, json={"lease_seconds": 60})
+    send("POST", "/api/task-runs/{run_id}/complete", run_id=run, json={"summary": "done"})
+    again = send(
+        "POST",
+        "/api/tasks/{task_id}/review",
+        task_id=task["task_id"],
+        json={"decision": "request_changes", "comments": "more"},
+    )["task"]["current_run"]["run_id"]
+    send("POST", "/api/task-runs/{run_id}/release", run_id=again)
+    third = send("POST", "/api/tasks/claim", json={"session_id": worker["id"]})["task"]
+    send(
+        "POST",
+        "/api/task-runs/{run_id}/fail",
+        run_id=third["current_run"]["run_id"],
+        json={"reason": "broken"},
+    )
+    send("PATCH", "/api/tasks/{task_id}", task_id=task["task_id"], json={"priority": 1})
+    listed = send("GET", "/api/tasks", params={"state": "todo,in_progress"})
+    assert [t["task_id"] for t in listed["tasks"]] == [task["task_id"]]
+    send("GET", "/api/tasks/{task_id}", task_id=task["task_id"])
+    send("POST", "/api/tasks/{task_id}/cancel", task_id=task["task_id"])
     return done
 
 

@@ -19,7 +19,13 @@ from compozy_mcp.errors import SessionEnded, ToolDenied, ToolError
 pytestmark = pytest.mark.anyio
 
 #: the tools the restricted child may call: every session tool (its policy names them all)
-CHILD_TOOLS = ["compozy__session_*", "compozy__command_list", "compozy__worktree_*"]
+CHILD_TOOLS = [
+    "compozy__session_*",
+    "compozy__command_list",
+    "compozy__worktree_*",
+    "compozy__task_*",
+    "compozy__agent_heartbeat_*",
+]
 
 
 @dataclass
@@ -119,6 +125,11 @@ SESSION_TOOLS: dict[str, tuple[str, Build]] = {
     "pull_request": ("session_id", lambda f: {}),
     "compozy__worktree_list": ("session_id", lambda f: {}),
     "compozy__worktree_create": ("session_id", lambda f: {}),
+    # tasks (issue 27); the run_id tools are in tests/tasks
+    "compozy__task_run_claim_next": ("session_id", lambda f: {}),
+    "compozy__agent_heartbeat_set": ("session_id", lambda f: {"interval_seconds": 60}),
+    "compozy__agent_heartbeat_status": ("session_id", lambda f: {}),
+    "compozy__agent_heartbeat_wake": ("session_id", lambda f: {}),
 }
 
 

@@ -49,6 +49,20 @@ TOOLS_WITH_VIEWS = {
     "compozy__worktree_list",
     "compozy__worktree_inspect",
     "compozy__session_diff",
+    "compozy__task_create",
+    "compozy__task_list",
+    "compozy__task_status",
+    "compozy__task_update",
+    "compozy__task_cancel",
+    "compozy__task_run_claim_next",
+    "compozy__task_run_heartbeat",
+    "compozy__task_run_complete",
+    "compozy__task_run_fail",
+    "compozy__task_run_release",
+    "compozy__task_run_review_submit",
+    "compozy__agent_heartbeat_set",
+    "compozy__agent_heartbeat_status",
+    "compozy__agent_heartbeat_wake",
 }
 SINGLE_RESULT = {
     "compozy__session_delete",
@@ -179,6 +193,7 @@ async def test_tool_list_filters_and_pages(call: Caller) -> None:
         "compozy__tool_approvals_set",
         "compozy__tool_approvals_revoke",
         "compozy__worktree_remove",
+        "compozy__task_cancel",
     }
 
 

@@ -19,6 +19,7 @@ from compozy_mcp.api.responses import STATUS_BY_CODE
 from compozy_mcp.api.routes import MAX_BODY_BYTES
 from compozy_mcp.hostapi import bodies
 from compozy_mcp.hostapi.inputs import SESSION_CREATE, SESSION_LIST, TOOL_SEARCH, input_schema
+from compozy_mcp.hostapi.tasks import TASK_OPERATIONS, TaskOperation
 from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.native import build_registry
 from compozy_mcp.native.agent_tools import (
@@ -136,6 +137,7 @@ def schemas() -> dict[str, Schema]:
         "ApproveResponse": ANSWER,
         **_loop_schemas(),
         **_worktree_schemas(),
+        **_task_schemas(),
     }
 
 
@@ -581,6 +583,7 @@ def _paths() -> dict[str, Any]:
         },
         **_loop_paths(),
         **_worktree_paths(),
+        **_task_paths(),
         "/api/mcp/servers": {
             "get": {
                 "operationId": "listMcpServers",
@@ -665,6 +668,68 @@ def _worktree_paths() -> dict[str, Any]:
             },
         },
     }
+
+
+def _task_schema_name(operation: TaskOperation, kind: str) -> str:
+    return operation.operation_id[0].upper() + operation.operation_id[1:] + kind
+
+
+def _task_schemas() -> dict[str, Schema]:
+    """Each task operation's body (the tool's input less the path's id and the view) and
+    response (the tool's full record)."""
+    registry = build_registry()
+    schemas: dict[str, Schema] = {}
+    for operation in TASK_OPERATIONS:
+        tool = registry.get(operation.tool_id)
+        schemas[_task_schema_name(operation, "Response")] = dict(tool.definition.output_schema)
+        if operation.has_body:
+            schema = stated(dict(tool.input_schema))
+            dropped = {"result_view", operation.path_field}
+            properties = {k: v for k, v in schema["properties"].items() if k not in dropped}
+            required = [name for name in schema.get("required", ()) if name in properties]
+            schemas[_task_schema_name(operation, "Request")] = {
+                **schema,
+                "properties": properties,
+                "required": required,
+            }
+    return schemas
+
+
+def _task_paths() -> dict[str, Any]:
+    """The ``compozy__task_*`` tools as resources, called as the operator (full records)."""
+    ids = {
+        "task_id": _path("task_id", "A task id (task-...)."),
+        "run_id": _path("run_id", "A task run id (trun-...)."),
+    }
+    list_input = stated(dict(build_registry().get("compozy__task_list").input_schema))
+    filters = list_input["properties"]
+    schemas = _task_schemas()
+    paths: dict[str, Any] = {}
+    for operation in TASK_OPERATIONS:
+        spec: dict[str, Any] = {
+            "operationId": operation.operation_id,
+            "summary": operation.summary,
+        }
+        if operation.path_field is not None:
+            spec["parameters"] = [ids[operation.path_field]]
+        if operation.name == "list":
+            spec["parameters"] = [
+                _query("workspace_id", STRING, "Only this workspace's tasks."),
+                _query("state", STRING, "Only tasks in these states (comma-separated)."),
+                _query("label", STRING, "Only tasks with this label."),
+                _query("limit", filters["limit"], "At most this many."),
+            ]
+        if operation.has_body:
+            body = _json_body(_task_schema_name(operation, "Request"))
+            if not schemas[_task_schema_name(operation, "Request")]["required"]:
+                body = {**body, "required": False}
+            spec["requestBody"] = body
+        errors = (400, 404, 409, 422) if operation.has_body else (400, 404)
+        spec["responses"] = _responses(
+            operation.status, _task_schema_name(operation, "Response"), *errors
+        )
+        paths.setdefault(f"/api{operation.path}", {})[operation.method.lower()] = spec
+    return paths
 
 
 LOOP_ID = _path("loop_id", "A stored Loop's id.")

@@ -32,6 +32,7 @@ from compozy_mcp.errors import (
 )
 from compozy_mcp.hostapi import HostClient
 from compozy_mcp.hostapi.inputs import SESSION_LIST, TOOL_SEARCH
+from compozy_mcp.hostapi.tasks import TASK_LIST_QUERY, TASK_OPERATIONS, TaskOperation
 from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.reasons import Reason
 
@@ -179,6 +180,22 @@ def _fields(body: dict[str, Any], allowed: tuple[str, ...]) -> dict[str, Any]:
             reason=Reason.BODY_INVALID,
         )
     return body
+
+
+def _task_query(tool_id: str, request: Request) -> dict[str, Any]:
+    """``GET /api/tasks`` filters as ``compozy__task_list`` inputs."""
+    query = request.query_params
+    extra = sorted(set(query) - set(TASK_LIST_QUERY))
+    if extra:
+        raise ToolInvalidInput.for_field(tool_id, extra[0], "is not a filter of tasks")
+    args: dict[str, Any] = {
+        name: query[name] for name in ("workspace_id", "label") if name in query
+    }
+    if "state" in query:
+        args["states"] = [state for state in query["state"].split(",") if state]
+    if "limit" in query:
+        args["limit"] = _integer(tool_id, "limit", query["limit"])
+    return args
 
 
 def _boolean(tool_id: str, name: str, text: str) -> bool:
@@ -420,6 +437,23 @@ class Routes:
         body = await _object_body(request)
         return 200, await self.host.approve_loop_run(request.path_params["run_id"], body)
 
+    # --- tasks ------------------------------------------------------------------------------
+
+    def task_handler(self, operation: TaskOperation) -> Handler:
+        """The handler of one task operation: path id and body (or query) as the tool's input."""
+
+        async def handler(request: Request) -> tuple[int, dict[str, Any]]:
+            if operation.has_body:
+                args = await _optional_body(request)
+                args.pop("result_view", None)  # routes answer full records
+            else:
+                args = _task_query(operation.tool_id, request)
+            if operation.path_field is not None:
+                args[operation.path_field] = request.path_params[operation.path_field]
+            return operation.status, await self.host.task(operation.name, args)
+
+        return handler
+
     def table(self) -> list[Route]:
         """Every route, in matching order: one per path, with its methods."""
         spec: list[tuple[str, str, Handler]] = [
@@ -465,6 +499,7 @@ class Routes:
             ("/loop-runs/{run_id:path}/approve", "POST", self.approve_loop_run),
             ("/loop-runs/{run_id:compozy_run_id}", "GET", self.loop_run_status),
         ]
+        spec += [(op.path, op.method, self.task_handler(op)) for op in TASK_OPERATIONS]
         by_path: dict[str, dict[str, Handler]] = {}
         for path, method, handler in spec:
             by_path.setdefault(path, {})[method] = handler

@@ -146,6 +146,34 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "compozy worktree create --session sess-1 --branch fix/upload --base main",
     ),
     "worktree remove": ("compozy worktree remove wt-1", "compozy worktree remove wt-1 --force"),
+    "task": (
+        "compozy task create 'Fix the upload test' --criterion 'the suite passes' --priority 5",
+        "compozy task list --state todo",
+        "compozy task review task-1 --request-changes -m 'add a test for empty files'",
+    ),
+    "task create": (
+        "compozy task create 'Fix the upload test'",
+        "compozy task create 'Fix the upload test' -d 'Empty files fail.' --label bug",
+    ),
+    "task list": ("compozy task list", "compozy task list --state todo --label bug -o json"),
+    "task show": ("compozy task show task-1", "compozy task show task-1 -o json"),
+    "task update": ("compozy task update task-1 --priority 9 --label urgent",),
+    "task cancel": ("compozy task cancel task-1",),
+    "task claim": (
+        "compozy task claim --session sess-1",
+        "compozy task claim --session sess-1 --lease 3600",
+    ),
+    "task heartbeat": (
+        "compozy task heartbeat trun-1",
+        "compozy task heartbeat trun-1 --lease 600",
+    ),
+    "task fail": ("compozy task fail trun-1 --reason 'the build is broken on main'",),
+    "task release": ("compozy task release trun-1",),
+    "task complete": ("compozy task complete trun-1 -m 'Fixed; a test covers it'",),
+    "task review": (
+        "compozy task review task-1 --accept",
+        "compozy task review task-1 --request-changes -m 'add a test'",
+    ),
     "session prompt": (
         "compozy session prompt sess-1 'Fix the failing test'",
         "compozy session prompt sess-1 'Summarize the diff' -o json",

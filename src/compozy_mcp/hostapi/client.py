@@ -101,6 +101,11 @@ class HostClient(Protocol):
         ``body``, ``draft``, ``remote``."""
         ...
 
+    async def task(self, operation: str, args: Mapping[str, Any]) -> Payload:
+        """The complete result of ``compozy__task_<operation>`` (see
+        :data:`~compozy_mcp.hostapi.tasks.TASK_OPERATIONS`)."""
+        ...
+
     async def list_worktrees(self, filters: Mapping[str, Any]) -> Payload:
         """``{"worktrees": [...]}``: ``workspace_id``, ``session_id``, ``include_removed``,
         ``limit``."""

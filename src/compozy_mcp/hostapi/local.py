@@ -301,6 +301,9 @@ class LocalHost:
         args = {**fields, "session_id": session_id}
         return await self._tool("compozy__session_pull_request", args, views=False)
 
+    async def task(self, operation: str, args: Mapping[str, Any]) -> Payload:
+        return await self._tool(f"compozy__task_{operation}", args)
+
     async def list_worktrees(self, filters: Mapping[str, Any]) -> Payload:
         return await self._tool("compozy__worktree_list", filters)
 

@@ -18,6 +18,7 @@ from compozy_mcp.hostapi import oneshot
 from compozy_mcp.hostapi.client import Payload
 from compozy_mcp.hostapi.oneshot import speaks
 from compozy_mcp.hostapi.target import Target
+from compozy_mcp.hostapi.tasks import TASK_OPERATION
 from compozy_mcp.hostapi.wire import API_PREFIX, DIAGNOSTIC_HEADER, SESSION_HEADER
 from compozy_mcp.reasons import Reason
 
@@ -326,6 +327,19 @@ class RemoteHost:
     async def open_pull_request(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
         path = f"/sessions/{_segment(session_id)}/pull-request"
         return await self._request("POST", path, body=fields)
+
+    async def task(self, operation: str, args: Mapping[str, Any]) -> Payload:
+        route = TASK_OPERATION[operation]
+        rest = dict(args)
+        path = route.path
+        if route.path_field is not None:
+            ident = str(rest.pop(route.path_field))
+            path = path.replace("{" + route.path_field + "}", _segment(ident))
+        if route.has_body:
+            return await self._request(route.method, path, body=rest)
+        if "states" in rest:
+            rest["state"] = ",".join(rest.pop("states"))
+        return await self._request(route.method, path, params=rest or None)
 
     async def list_worktrees(self, filters: Mapping[str, Any]) -> Payload:
         return await self._request("GET", "/worktrees", params=filters)

@@ -13,10 +13,12 @@ def native_tools() -> list[ToolDefinition]:
     from compozy_mcp.native.approval_tools import approval_tools
     from compozy_mcp.native.artifact_tools import artifact_tools
     from compozy_mcp.native.contract_tools import contract_tools
+    from compozy_mcp.native.heartbeat_tools import heartbeat_tools
     from compozy_mcp.native.hook_tools import hook_tools
     from compozy_mcp.native.loop_tools import loop_tools
     from compozy_mcp.native.session_tools import session_tools
     from compozy_mcp.native.skill_tools import skill_tools
+    from compozy_mcp.native.task_tools import task_tools
     from compozy_mcp.native.worktree_tools import worktree_tools
 
     return [
@@ -29,6 +31,8 @@ def native_tools() -> list[ToolDefinition]:
         *approval_tools(),
         *loop_tools(),
         *worktree_tools(),
+        *task_tools(),
+        *heartbeat_tools(),
     ]
 
 

@@ -13,8 +13,10 @@ if TYPE_CHECKING:
     from compozy_mcp.artifacts import ArtifactService
     from compozy_mcp.config import Settings
     from compozy_mcp.native.registry import RegisteredTool
+    from compozy_mcp.sessions.heartbeats import Heartbeats
     from compozy_mcp.sessions.model import Interaction
     from compozy_mcp.sessions.service import Sessions
+    from compozy_mcp.sessions.tasks import Tasks
     from compozy_mcp.skills import SkillService
 
 
@@ -161,6 +163,8 @@ class Services:
     hooks: HookAdmin
     approvals: ApprovalAdmin
     loops: LoopAdmin
+    tasks: Tasks
+    heartbeats: Heartbeats
     #: ``None`` when the assembly was given a driver of its own (benchmarks)
     agents: AgentAdmin | None = None
 

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compozy_mcp import jsonutil
+from compozy_mcp.store.heartbeats import HeartbeatReader, HeartbeatWriter
 from compozy_mcp.store.loops import LoopReader, LoopWriter
+from compozy_mcp.store.tasks import TaskReader, TaskWriter
 from compozy_mcp.store.worktrees import WorktreeReader, WorktreeWriter
 
 
@@ -254,7 +256,7 @@ class StaleWrite(Exception):
     """A compare-and-swap lost: the row changed since it was read."""
 
 
-class StoreReader(LoopReader, WorktreeReader):
+class StoreReader(HeartbeatReader, LoopReader, TaskReader, WorktreeReader):
     @abstractmethod
     def workspace(self, workspace_id: str) -> WorkspaceRow | None: ...
 
@@ -357,7 +359,7 @@ class StoreReader(LoopReader, WorktreeReader):
 HOOK_RUNS_KEPT = 10_000
 
 
-class StoreWriter(StoreReader, LoopWriter, WorktreeWriter):
+class StoreWriter(StoreReader, HeartbeatWriter, LoopWriter, TaskWriter, WorktreeWriter):
     @abstractmethod
     def insert_workspace(self, row: WorkspaceRow) -> None: ...
 

@@ -265,6 +265,82 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE workspaces ADD COLUMN trusted_at TEXT;
         """,
     ),
+    Migration(
+        10,
+        "tasks: work agents claim in runs, and the reviews of what the runs delivered",
+        """
+        CREATE TABLE tasks (
+            id TEXT PRIMARY KEY,
+            workspace_id TEXT NOT NULL,
+            title TEXT NOT NULL,
+            description TEXT NOT NULL,
+            acceptance_criteria TEXT NOT NULL,
+            labels TEXT NOT NULL,
+            priority INTEGER NOT NULL,
+            state TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            created_by TEXT,
+            current_run_id TEXT,
+            review_notes TEXT
+        );
+        CREATE INDEX tasks_by_queue ON tasks(workspace_id, state, priority DESC, created_at);
+        CREATE TABLE task_runs (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            task_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            claimed_at TEXT NOT NULL,
+            claim_expires_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            ended_at TEXT,
+            summary TEXT,
+            failure TEXT,
+            delivery_id TEXT,
+            branch TEXT,
+            commit_sha TEXT,
+            diff_stat TEXT
+        );
+        CREATE INDEX task_runs_by_task ON task_runs(task_id, seq);
+        CREATE INDEX task_runs_active ON task_runs(claim_expires_at) WHERE state = 'active';
+        CREATE TABLE task_reviews (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            task_id TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            delivery_id TEXT NOT NULL,
+            decision TEXT NOT NULL,
+            comments TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            reviewer TEXT
+        );
+        CREATE INDEX task_reviews_by_task ON task_reviews(task_id, seq);
+        """,
+    ),
+    Migration(
+        11,
+        "heartbeats: sessions woken with a prompt on a schedule",
+        """
+        CREATE TABLE heartbeats (
+            session_id TEXT PRIMARY KEY,
+            interval_seconds INTEGER NOT NULL,
+            prompt TEXT NOT NULL,
+            enabled INTEGER NOT NULL,
+            next_wake_at TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            quiet_hours TEXT,
+            last_wake_at TEXT,
+            last_outcome TEXT,
+            last_turn_id TEXT,
+            last_error TEXT,
+            wakes INTEGER NOT NULL
+        );
+        CREATE INDEX heartbeats_due ON heartbeats(next_wake_at) WHERE enabled = 1;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -56,7 +56,9 @@ from compozy_mcp.store.base import (
     chunks,
 )
 from compozy_mcp.store.migrations import LATEST_VERSION, MIGRATIONS
+from compozy_mcp.store.sqlite_heartbeats import SQLiteHeartbeatReader, SQLiteHeartbeatWriter
 from compozy_mcp.store.sqlite_loops import SQLiteLoopReader, SQLiteLoopWriter
+from compozy_mcp.store.sqlite_tasks import SQLiteTaskReader, SQLiteTaskWriter
 from compozy_mcp.store.sqlite_worktrees import SQLiteWorktreeReader, SQLiteWorktreeWriter
 
 log = logging.getLogger(__name__)
@@ -134,7 +136,9 @@ def _session(row: sqlite3.Row) -> SessionRow:
     )
 
 
-class _SQLiteReader(SQLiteLoopReader, SQLiteWorktreeReader, StoreReader):
+class _SQLiteReader(
+    SQLiteHeartbeatReader, SQLiteLoopReader, SQLiteTaskReader, SQLiteWorktreeReader, StoreReader
+):
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
@@ -410,7 +414,14 @@ class _SQLiteReader(SQLiteLoopReader, SQLiteWorktreeReader, StoreReader):
         return found
 
 
-class _SQLiteWriter(SQLiteLoopWriter, SQLiteWorktreeWriter, _SQLiteReader, StoreWriter):
+class _SQLiteWriter(
+    SQLiteHeartbeatWriter,
+    SQLiteLoopWriter,
+    SQLiteTaskWriter,
+    SQLiteWorktreeWriter,
+    _SQLiteReader,
+    StoreWriter,
+):
     def insert_workspace(self, row: WorkspaceRow) -> None:
         self._conn.execute(
             "INSERT INTO workspaces (id, name, path, created_at, trusted_at) "

@@ -1,0 +1,254 @@
+"""``compozy task list | show | create | update | cancel | claim | heartbeat | complete | fail |
+release | review``: work queued for agents (the ``compozy__task_*`` tools' complete records,
+in-process or against a daemon), as the operator."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from compozy_mcp.cli.context import Context
+from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.output import Column, Style, emit, state_colour, table
+from compozy_mcp.cli.reporting import EXIT_OK
+
+TASK_TABLE = (
+    Column.key("ID", "task_id"),
+    Column.key("STATE", "state", colour=state_colour),
+    Column.key("PRIORITY", "priority"),
+    Column.key("TITLE", "title", flex=True),
+)
+
+
+def _lines(task: dict[str, Any]) -> list[str]:
+    lines = [f"{task['task_id']}  {task['state']}  priority {task['priority']}  {task['title']}"]
+    if task.get("labels"):
+        lines.append(f"  labels:     {', '.join(task['labels'])}")
+    if task.get("description"):
+        lines.append(f"  description: {task['description']}")
+    for criterion in task.get("acceptance_criteria", []):
+        lines.append(f"  - {criterion}")
+    run = task.get("current_run")
+    if run:
+        lines.append(
+            f"  run:        {run['run_id']} ({run['state']}) by {run['session_id']}, "
+            f"claim until {run['claim_expires_at']}"
+        )
+        if run.get("delivery_id"):
+            lines.append(f"  delivery:   {run['delivery_id']}: {run.get('summary', '')}")
+    if task.get("review_notes"):
+        lines.append(f"  review notes: {task['review_notes']}")
+    for review in task.get("reviews", []):
+        lines.append(
+            f"  review {review['review_id']}: {review['decision']} of {review['delivery_id']}"
+        )
+    return lines
+
+
+def _show(args: argparse.Namespace, context: Context, operation: str, fields: Any) -> int:
+    payload = context.call(lambda host: host.task(operation, fields))
+
+    def readable(_style: Style) -> str:
+        if "task" not in payload:
+            return "no todo task to claim" if "claimed" in payload else str(payload)
+        return "\n".join(_lines(payload["task"]))
+
+    emit(args, payload, readable, env=context.env)
+    return EXIT_OK
+
+
+def _given(**fields: Any) -> dict[str, Any]:
+    return {name: value for name, value in fields.items() if value not in (None, [])}
+
+
+def list_tasks(args: argparse.Namespace, context: Context) -> int:
+    filters = _given(
+        workspace_id=args.workspace, label=args.label, states=args.state, limit=args.limit
+    )
+    page = context.call(lambda host: host.task("list", filters))
+
+    def readable(style: Style) -> str:
+        rows = page["tasks"]
+        return table(TASK_TABLE, rows, style) if rows else "no tasks"
+
+    emit(args, page, readable, env=context.env)
+    return EXIT_OK
+
+
+def _task_fields(args: argparse.Namespace) -> dict[str, Any]:
+    return _given(
+        title=args.title,
+        description=args.description,
+        acceptance_criteria=args.criterion,
+        labels=args.label,
+        priority=args.priority,
+    )
+
+
+def create(args: argparse.Namespace, context: Context) -> int:
+    fields = {**_task_fields(args), **_given(workspace_id=args.workspace)}
+    return _show(args, context, "create", fields)
+
+
+def update(args: argparse.Namespace, context: Context) -> int:
+    return _show(args, context, "update", {"task_id": args.task_id, **_task_fields(args)})
+
+
+def _by_id(operation: str, field: str) -> Command:
+    def command(args: argparse.Namespace, context: Context) -> int:
+        return _show(args, context, operation, {field: getattr(args, field)})
+
+    return command
+
+
+def claim(args: argparse.Namespace, context: Context) -> int:
+    fields = _given(session_id=args.session, lease_seconds=args.lease)
+    return _show(args, context, "run_claim_next", fields)
+
+
+def heartbeat(args: argparse.Namespace, context: Context) -> int:
+    payload = context.call(
+        lambda host: host.task(
+            "run_heartbeat", _given(run_id=args.run_id, lease_seconds=args.lease)
+        )
+    )
+    run = payload["run"]
+    emit(
+        args,
+        payload,
+        lambda _style: f"{run['run_id']} claimed until {run['claim_expires_at']}",
+        env=context.env,
+    )
+    return EXIT_OK
+
+
+def complete(args: argparse.Namespace, context: Context) -> int:
+    fields = _given(run_id=args.run_id, summary=args.summary, commit=args.commit)
+    return _show(args, context, "run_complete", fields)
+
+
+def fail(args: argparse.Namespace, context: Context) -> int:
+    return _show(args, context, "run_fail", {"run_id": args.run_id, "reason": args.reason})
+
+
+def review(args: argparse.Namespace, context: Context) -> int:
+    decision = "accept" if args.accept else "request_changes"
+    fields = _given(task_id=args.task_id, decision=decision, comments=args.comments)
+    return _show(args, context, "run_review_submit", fields)
+
+
+COMMANDS: dict[str, Command] = {
+    "list": list_tasks,
+    "show": _by_id("status", "task_id"),
+    "create": create,
+    "update": update,
+    "cancel": _by_id("cancel", "task_id"),
+    "claim": claim,
+    "heartbeat": heartbeat,
+    "complete": complete,
+    "fail": fail,
+    "release": _by_id("run_release", "run_id"),
+    "review": review,
+}
+
+
+def _task_options(cmd: argparse.ArgumentParser, *, title_required: bool) -> None:
+    if title_required:
+        cmd.add_argument("title", help="what is to be done, in a line")
+    else:
+        cmd.add_argument("--title", help="a new title")
+    cmd.add_argument("--description", "-d", help="the work, in full")
+    cmd.add_argument(
+        "--criterion",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="an acceptance criterion (repeat for more)",
+    )
+    cmd.add_argument(
+        "--label", action="append", default=[], metavar="LABEL", help="a label (repeat)"
+    )
+    cmd.add_argument("--priority", type=int, help="higher is claimed first (0-1000)")
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    task = commands.add_parser(
+        "task",
+        help="work queued for agents: list, show, create, update, cancel, claim, heartbeat, "
+        "complete, fail, release, review",
+    )
+    sub = task.add_subparsers(dest="task_command", metavar="SUBCOMMAND", required=True)
+
+    cmd = sub.add_parser("list", help="list tasks in the order they are claimed")
+    cmd.add_argument("--workspace", metavar="ID", help="only this workspace's tasks")
+    cmd.add_argument(
+        "--state",
+        action="append",
+        default=[],
+        choices=("todo", "in_progress", "in_review", "done", "cancelled"),
+        help="only tasks in this state (repeat for more)",
+    )
+    cmd.add_argument("--label", help="only tasks with this label")
+    cmd.add_argument("--limit", type=int, help="at most this many (default 200)")
+    output_options(cmd)
+
+    cmd = sub.add_parser("show", help="one task with its runs and reviews")
+    cmd.add_argument("task_id", metavar="ID", help="the task (task-...)")
+    output_options(cmd)
+
+    cmd = sub.add_parser("create", help="queue a task (it starts todo)")
+    _task_options(cmd, title_required=True)
+    cmd.add_argument("--workspace", metavar="ID", help="its workspace (default: the default one)")
+    output_options(cmd)
+
+    cmd = sub.add_parser("update", help="change a task that is not done or cancelled")
+    cmd.add_argument("task_id", metavar="ID", help="the task (task-...)")
+    _task_options(cmd, title_required=False)
+    output_options(cmd)
+
+    cmd = sub.add_parser("cancel", help="cancel a task (a run working on it ends)")
+    cmd.add_argument("task_id", metavar="ID", help="the task (task-...)")
+    output_options(cmd)
+
+    cmd = sub.add_parser("claim", help="claim the next todo task of a session's workspace for it")
+    cmd.add_argument("--session", required=True, metavar="ID", help="the session that works it")
+    cmd.add_argument("--lease", type=int, metavar="SECONDS", help="how long the claim lasts")
+    output_options(cmd)
+
+    cmd = sub.add_parser("heartbeat", help="extend a run's claim")
+    cmd.add_argument("run_id", metavar="RUN", help="the run (trun-...)")
+    cmd.add_argument("--lease", type=int, metavar="SECONDS", help="how long the claim lasts")
+    output_options(cmd)
+
+    cmd = sub.add_parser(
+        "complete", help="deliver a run's work for review (the task goes in_review)"
+    )
+    cmd.add_argument("run_id", metavar="RUN", help="the run (trun-...)")
+    cmd.add_argument("--summary", "-m", required=True, help="what was done")
+    cmd.add_argument("--commit", help="the commit that holds the work")
+    output_options(cmd)
+
+    cmd = sub.add_parser("fail", help="end a run as failed (the task goes back to todo)")
+    cmd.add_argument("run_id", metavar="RUN", help="the run (trun-...)")
+    cmd.add_argument("--reason", required=True, help="why it failed")
+    output_options(cmd)
+
+    cmd = sub.add_parser("release", help="give a claimed task back (it goes back to todo)")
+    cmd.add_argument("run_id", metavar="RUN", help="the run (trun-...)")
+    output_options(cmd)
+
+    cmd = sub.add_parser(
+        "review", help="accept a task's delivery, or request changes with comments"
+    )
+    cmd.add_argument("task_id", metavar="ID", help="the task (task-...)")
+    verdict = cmd.add_mutually_exclusive_group(required=True)
+    verdict.add_argument("--accept", action="store_true", help="accept it (done)")
+    verdict.add_argument(
+        "--request-changes", action="store_true", help="send it back with --comments"
+    )
+    cmd.add_argument("--comments", "-m", help="what to change")
+    output_options(cmd)
+
+
+def run(args: argparse.Namespace, context: Context) -> int:
+    return COMMANDS[args.task_command](args, context)

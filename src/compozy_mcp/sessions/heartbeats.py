@@ -1,0 +1,254 @@
+"""Heartbeats: a session woken with a prompt on a schedule, so that its agent looks at its
+queue (tasks) without anyone asking.
+
+A heartbeat has an interval, the prompt it wakes the session with (by default the workspace's
+``HEARTBEAT.md``, else :data:`DEFAULT_PROMPT`) and optional quiet hours. The daemon's upkeep
+wakes the sessions that are due (:meth:`Heartbeats.wake_due`); ``compozy__agent_heartbeat_wake``
+wakes one now. A wake is never two at once and is skipped while a turn runs; each records its
+outcome: ``woken`` (the turn it started), ``nothing_to_do`` (the agent replied only
+``HEARTBEAT_OK``: recorded, not surfaced), ``skipped_busy``, ``skipped_quiet`` or ``failed``.
+
+The status names the permission policy the wake runs under by its ``snapshot_id`` (a digest of
+the session's policy, which never changes once the session exists).
+
+Who may act: the tools take a ``session_id`` (default: the caller) that a managed session may
+name only for itself or a descendant (``acts_on``, checked by dispatch).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from compozy_mcp.blocking import Offload
+from compozy_mcp.calls import CallInfo
+from compozy_mcp.clock import Clock, parse_timestamp, timestamp
+from compozy_mcp.errors import CompozyError, ResourceNotFound, ToolInvalidInput
+from compozy_mcp.sessions.ledger import SessionLedger
+from compozy_mcp.sessions.model import PermissionPolicy
+from compozy_mcp.store.heartbeats import HeartbeatRow
+
+HEARTBEAT_OK = "HEARTBEAT_OK"
+HEARTBEAT_FILE = "HEARTBEAT.md"
+DEFAULT_PROMPT = (
+    "Heartbeat: look at your task queue (compozy__task_list, compozy__task_run_claim_next) "
+    f"and carry on with the work. If there is nothing to do, reply only {HEARTBEAT_OK}."
+)
+#: starts a turn in a session with a prompt; the turn's id
+Waker = Callable[[str, str], Awaitable[str]]
+
+
+def snapshot_id(policy: PermissionPolicy) -> str:
+    """The id of a permission policy: the digest of its canonical JSON."""
+    canonical = orjson.dumps(policy.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+    return "pol-" + hashlib.sha256(canonical).hexdigest()[:16]
+
+
+def _minutes(text: str) -> int:
+    hours, minutes = text.split(":")
+    return int(hours) * 60 + int(minutes)
+
+
+def in_quiet_hours(quiet_hours: str | None, moment: str) -> bool:
+    """Whether ``moment`` falls in ``HH:MM-HH:MM`` (UTC; may wrap past midnight)."""
+    if not quiet_hours:
+        return False
+    start, end = (_minutes(part) for part in quiet_hours.split("-"))
+    at = parse_timestamp(moment)
+    now = at.hour * 60 + at.minute
+    return start <= now < end if start <= end else now >= start or now < end
+
+
+class Heartbeats:
+    def __init__(self, ledger: SessionLedger, clock: Clock, offload: Offload) -> None:
+        self._ledger = ledger
+        self._store = ledger.store
+        self._clock = clock
+        self._offload = offload
+        #: set where agents run (the assembly): how a wake starts a turn
+        self.waker: Waker | None = None
+        #: sessions being woken now (a wake is never two at once)
+        self._waking: set[str] = set()
+
+    def _now(self) -> str:
+        return timestamp(self._clock.now())
+
+    def _after(self, seconds: int) -> str:
+        return timestamp(self._clock.now() + timedelta(seconds=seconds))
+
+    def _record(self, session_id: str, row: HeartbeatRow | None) -> dict[str, Any]:
+        with self._store.read() as reader:
+            session = reader.session(session_id)
+        if session is None:
+            raise ResourceNotFound("compozy__agent_heartbeat_status", "session", session_id)
+        policy = self._ledger.state(session).lineage.permission_policy
+        record: dict[str, Any] = {
+            "session_id": session_id,
+            "snapshot_id": snapshot_id(policy),
+            "enabled": bool(row and row.enabled),
+            "wakes": row.wakes if row else 0,
+        }
+        if row is None:
+            return record
+        record.update(
+            {
+                "interval_seconds": row.interval_seconds,
+                "prompt": row.prompt,
+                "next_wake_at": row.next_wake_at,
+            }
+        )
+        optional = {
+            "quiet_hours": row.quiet_hours,
+            "last_wake_at": row.last_wake_at,
+            "last_outcome": row.last_outcome,
+            "last_turn_id": row.last_turn_id,
+            "last_error": row.last_error,
+        }
+        record.update({key: value for key, value in optional.items() if value is not None})
+        return record
+
+    def _settled(self, row: HeartbeatRow) -> HeartbeatRow:
+        """A woken row whose turn ended with only ``HEARTBEAT_OK`` becomes ``nothing_to_do``."""
+        if row.last_outcome != "woken" or row.last_turn_id is None:
+            return row
+        with self._store.read() as reader:
+            turn = reader.turn(row.session_id, row.last_turn_id)
+        if turn is None or turn.ended_at is None:
+            return row
+        if (turn.final_message or "").strip() != HEARTBEAT_OK:
+            return row
+        settled = replace(row, last_outcome="nothing_to_do")
+        with self._store.write() as writer:
+            writer.put_heartbeat(settled)
+        return settled
+
+    def _default_prompt(self, session_id: str) -> str:
+        with self._store.read() as reader:
+            session = reader.session(session_id)
+            workspace = reader.workspace(session.workspace_id) if session else None
+        if workspace is not None:
+            path = Path(workspace.path) / HEARTBEAT_FILE
+            if path.is_file():
+                text = path.read_text(encoding="utf-8", errors="replace").strip()
+                if text:
+                    return text
+        return DEFAULT_PROMPT
+
+    async def set(self, call: CallInfo, session_id: str, args: dict[str, Any]) -> dict[str, Any]:
+        quiet = args.get("quiet_hours")
+        if quiet is not None:
+            try:
+                in_quiet_hours(quiet, self._now())
+            except ValueError:
+                raise ToolInvalidInput.for_field(
+                    call.tool_id, "quiet_hours", "must be HH:MM-HH:MM"
+                ) from None
+
+        def work() -> dict[str, Any]:
+            self._record(session_id, None)  # the session exists
+            prompt = args.get("prompt") or self._default_prompt(session_id)
+            now = self._now()
+            with self._store.write() as writer:
+                old = writer.heartbeat(session_id)
+                interval = args.get("interval_seconds") or (old.interval_seconds if old else 3600)
+                row = HeartbeatRow(
+                    session_id=session_id,
+                    interval_seconds=interval,
+                    prompt=prompt,
+                    enabled=int(args.get("enabled", True)),
+                    next_wake_at=self._after(interval),
+                    created_at=old.created_at if old else now,
+                    updated_at=now,
+                    quiet_hours=quiet,
+                    last_wake_at=old.last_wake_at if old else None,
+                    last_outcome=old.last_outcome if old else None,
+                    last_turn_id=old.last_turn_id if old else None,
+                    last_error=old.last_error if old else None,
+                    wakes=old.wakes if old else 0,
+                )
+                writer.put_heartbeat(row)
+            return self._record(session_id, row)
+
+        return await self._offload(work)
+
+    async def status(self, call: CallInfo, session_id: str) -> dict[str, Any]:
+        def work() -> dict[str, Any]:
+            with self._store.read() as reader:
+                row = reader.heartbeat(session_id)
+            return self._record(session_id, self._settled(row) if row else None)
+
+        return await self._offload(work)
+
+    async def wake(
+        self, call: CallInfo, session_id: str, *, scheduled: bool = False
+    ) -> dict[str, Any]:
+        """Wake the session now (``scheduled``: as the schedule, which quiet hours skip)."""
+        now = self._now()
+        with self._store.read() as reader:
+            session = reader.session(session_id)
+            row = reader.heartbeat(session_id)
+        if session is None:
+            raise ResourceNotFound(call.tool_id, "session", session_id)
+        if row is None:
+            row = HeartbeatRow(
+                session_id=session_id,
+                interval_seconds=3600,
+                prompt=self._default_prompt(session_id),
+                enabled=0,
+                next_wake_at=self._after(3600),
+                created_at=now,
+                updated_at=now,
+            )
+        busy = session_id in self._waking or (
+            self._ledger.state(session).runtime.status == "running"
+        )
+        outcome, turn_id, error = "woken", None, None
+        if busy:
+            outcome = "skipped_busy"
+        elif scheduled and in_quiet_hours(row.quiet_hours, now):
+            outcome = "skipped_quiet"
+        elif self.waker is None:
+            outcome, error = "failed", "no agents run in this process"
+        else:
+            self._waking.add(session_id)
+            try:
+                turn_id = await self.waker(session_id, row.prompt)
+            except CompozyError as failure:
+                outcome, error = "failed", failure.message
+            finally:
+                self._waking.discard(session_id)
+        row = replace(
+            row,
+            updated_at=now,
+            next_wake_at=self._after(row.interval_seconds),
+            last_wake_at=now,
+            last_outcome=outcome,
+            last_turn_id=turn_id,
+            last_error=error,
+            wakes=row.wakes + (outcome == "woken"),
+        )
+
+        def save() -> dict[str, Any]:
+            with self._store.write() as writer:
+                writer.put_heartbeat(row)
+            return self._record(session_id, row)
+
+        return await self._offload(save)
+
+    async def wake_due(self) -> int:
+        """Wake every session whose heartbeat is due (the daemon's upkeep); how many woke."""
+        with self._store.read() as reader:
+            due = reader.due_heartbeats(self._now())
+        woken = 0
+        for row in due:
+            record = await self.wake(
+                CallInfo("compozy__agent_heartbeat_wake"), row.session_id, scheduled=True
+            )
+            woken += record.get("last_outcome") == "woken"
+        return woken
