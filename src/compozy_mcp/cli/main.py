@@ -37,6 +37,7 @@ COMMAND_MODULES = {
     "install": "install",
     "loop": "loop",
     "worktree": "worktree",
+    "open": "board",
 }
 
 
