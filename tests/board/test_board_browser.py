@@ -47,6 +47,15 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
         yield running
 
 
+@pytest.fixture(scope="module")
+def asking(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    """A daemon whose sessions ask the operator (not bypassed): permission requests wait."""
+    home = Home.make(tmp_path_factory.mktemp("board-asking"))
+    home = home.with_env(COMPOZY_PERMISSION_MODE="default")
+    with running_daemon(home, "--port", "0", "--no-uds", listeners=1) as running:
+        yield running
+
+
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     context = browser.new_context()
@@ -177,3 +186,66 @@ def test_the_page_loads_no_asset_from_elsewhere(daemon: Daemon, page: Any) -> No
     page.locator("#board .columns").wait_for()
     assert requested
     assert all(url.startswith(board(daemon)) for url in requested)
+
+
+def test_a_prompt_from_the_session_page_streams_into_its_transcript(
+    daemon: Daemon, page: Any
+) -> None:
+    made = create(daemon, name="talker", provider="echo")
+    page.goto(board(daemon) + f"session?id={made['id']}")
+    page.locator(".session .name").wait_for()
+    page.fill("#prompt", HOSTILE)
+    page.click("#prompt-form button[type=submit]")
+    page.locator(".transcript .event", has_text="onerror").first.wait_for(timeout=20_000)
+    assert page.locator("#session img, #session script").count() == 0
+    page.wait_for_timeout(300)
+    assert page.dialogs == []
+
+
+def test_archive_from_the_session_page_goes_through_the_api(daemon: Daemon, page: Any) -> None:
+    made = create(daemon, name="archived from the page")
+    page.goto(board(daemon) + f"session?id={made['id']}")
+    page.locator(".session .name").wait_for()
+    page.focus("#archive")
+    page.keyboard.press("Enter")  # keyboard access
+    page.locator("#status", has_text="archive: done").wait_for()
+    assert status(daemon, made["id"])["archived_at"] is not None
+
+
+def test_a_permission_request_is_answered_from_the_page_and_counted_in_the_title(
+    asking: Daemon, browser: Any, page: Any
+) -> None:
+    daemon = asking
+    made = create(daemon, name="asks", provider="echo")
+    watcher = browser.new_context().new_page()
+    try:
+        watcher.goto(board(daemon))
+        watcher.locator(f"#card-{made['id']}").wait_for()
+        page.goto(board(daemon) + f"session?id={made['id']}")
+        page.locator(".session .name").wait_for()
+        page.fill("#prompt", "write")
+        page.click("#prompt-form button[type=submit]")
+        allow = page.locator("button.decide[data-decision='allow-once']")
+        allow.wait_for(timeout=20_000)  # the agent's real options, as buttons
+        watcher.locator(f"#card-{made['id']}.needs-you").wait_for(timeout=15_000)
+        assert watcher.title().startswith("(")
+        allow.click()
+        page.locator(".transcript .event", has_text="wrote notes.txt").first.wait_for(
+            timeout=20_000
+        )
+        assert status(daemon, made["id"])["pending_interactions"] == []
+    finally:
+        watcher.context.close()
+
+
+def test_cancel_from_the_session_page_ends_the_turn(asking: Daemon, page: Any) -> None:
+    daemon = asking
+    made = create(daemon, name="cancelled", provider="echo")
+    page.goto(board(daemon) + f"session?id={made['id']}")
+    page.locator(".session .name").wait_for()
+    page.fill("#prompt", "write")
+    page.click("#prompt-form button[type=submit]")
+    page.locator("button.decide").first.wait_for(timeout=20_000)
+    page.click("#cancel")
+    page.locator(".transcript .event.turn_ended").first.wait_for(timeout=20_000)
+    assert status(daemon, made["id"])["pending_interactions"] == []

@@ -155,3 +155,24 @@ def test_with_a_token_the_page_loads_and_its_data_needs_the_token(
         assert anonymous.get("/board/cards").status_code == 401
         assert anonymous.get("/board/stream").status_code == 401
         assert anonymous.get("/board/cards", headers=authorized).status_code == 200
+
+
+def test_the_session_page_escapes_names_and_agent_messages(client: httpx2.Client) -> None:
+    made = create(client, name=HOSTILE, provider="echo")
+    response = client.post(
+        f"/api/sessions/{made['id']}/prompt", json={"prompt": HOSTILE, "wait": True}
+    )
+    assert response.status_code == 200, response.text
+    shell = client.get(f"/session?id={made['id']}")
+    assert shell.headers["content-security-policy"].startswith("default-src 'none'")
+    assert made["id"] not in shell.text  # the shell holds no data: it loads before the token
+    detail = client.get("/board/session", params={"id": made["id"]}).text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in detail
+    assert "<img" not in detail
+    assert "<script" not in detail
+
+
+def test_the_session_fragment_of_an_unknown_session_is_a_404(client: httpx2.Client) -> None:
+    response = client.get("/board/session", params={"id": "sess-nope"})
+    assert response.status_code == 404
+    assert response.json()["error"]["reason"] == "session_not_found"

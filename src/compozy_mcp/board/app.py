@@ -13,7 +13,13 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from compozy_mcp.board.render import columns
+from compozy_mcp.board.render import (
+    attention_text,
+    columns,
+    patch_text,
+    transcript_line,
+    waiting_text,
+)
 from compozy_mcp.errors import CompozyError
 from compozy_mcp.hostapi.local import LocalHost
 
@@ -29,8 +35,14 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 #: what the page needs before the token is known: the shell and its assets (no data)
-ASSETS = {"board.js": "text/javascript", "board.css": "text/css"}
-OPEN_PATHS = ("/", *(f"/static/{name}" for name in ASSETS))
+ASSETS = {
+    "board.js": "text/javascript",
+    "session.js": "text/javascript",
+    "board.css": "text/css",
+}
+OPEN_PATHS = ("/", "/session", *(f"/static/{name}" for name in ASSETS))
+#: the transcript's most recent events a session page shows
+TRANSCRIPT_EVENTS = 300
 #: sessions the board shows at most (pages of the session list read in turn)
 MAX_CARDS = 2000
 PAGE = 200
@@ -100,6 +112,30 @@ class Board:
 
         return Route(f"/static/{name}", serve, methods=["GET"])
 
+    async def session_shell(self, request: Request) -> Response:
+        return _page(_templates.get_template("session.html").render())
+
+    async def session_fragment(self, request: Request) -> Response:
+        try:
+            return _page(await self.session_detail(request.query_params.get("id", "")))
+        except CompozyError as error:
+            return self.on_error(error)
+
+    async def session_detail(self, session_id: str) -> str:
+        session = (await self.host.session_status(session_id))["session"]
+        page = await self.host.session_events(session_id, {"cursor": 0, "limit": TRANSCRIPT_EVENTS})
+        events = [transcript_line(event) for event in page["events"]]
+        diff = None
+        if session.get("worktree") is not None:
+            diff = patch_text(await self.host.session_diff(session_id))
+        return _templates.get_template("session_detail.html").render(
+            s=session,
+            events=events,
+            diff=diff,
+            attention=attention_text(session),
+            waiting_on=waiting_text(session),
+        )
+
     async def cards_fragment(self, request: Request) -> Response:
         try:
             return _page(await self.cards(_archived(request)))
@@ -148,5 +184,7 @@ def board_routes(host: LocalHost, on_error: ErrorResponder) -> list[Route]:
         Route("/", board.shell, methods=["GET"]),
         *(board.static(name) for name in ASSETS),
         Route("/board/cards", board.cards_fragment, methods=["GET"]),
+        Route("/session", board.session_shell, methods=["GET"]),
+        Route("/board/session", board.session_fragment, methods=["GET"]),
         Route("/board/stream", board.stream, methods=["GET"]),
     ]

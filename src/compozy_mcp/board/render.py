@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from compozy_mcp import jsonutil
 from compozy_mcp.sessions.record_schema import BOARD_COLUMNS
 
 #: the column a card needing the operator sits in
@@ -38,6 +39,22 @@ def model_of(session: dict[str, Any]) -> str:
     return ""
 
 
+def attention_text(session: dict[str, Any]) -> str:
+    """Why a session needs the operator (its ``attention``'s reason), or ``""``."""
+    attention = session.get("attention")
+    if isinstance(attention, dict):
+        return str(attention.get("reason") or attention.get("kind") or "")
+    return str(attention or "")
+
+
+def waiting_text(session: dict[str, Any]) -> str:
+    """What a session waits on (an interaction's kind, a child session, ...), or ``""``."""
+    waiting = session.get("waiting_on")
+    if isinstance(waiting, dict):
+        return str(waiting.get("interaction_kind") or waiting.get("kind") or "")
+    return str(waiting or "")
+
+
 def card(session: dict[str, Any], now: datetime) -> dict[str, Any]:
     """What a card shows of a session (every string rendered escaped by the template)."""
     pending = session.get("pending_interactions") or []
@@ -51,8 +68,8 @@ def card(session: dict[str, Any], now: datetime) -> dict[str, Any]:
         "column": session.get("board_column", "backlog"),
         "state": session.get("state", ""),
         "workspace": session.get("workspace_id", ""),
-        "attention": session.get("attention") or "",
-        "waiting_on": session.get("waiting_on") or "",
+        "attention": attention_text(session),
+        "waiting_on": waiting_text(session),
         "branch": session.get("branch") or "",
         "children": len(children),
         "pending": len(pending),
@@ -69,3 +86,28 @@ def columns(sessions: list[dict[str, Any]], now: datetime) -> list[tuple[str, li
         shown = card(session, now)
         by_column.setdefault(shown["column"], []).append(shown)
     return list(by_column.items())
+
+
+#: the payload fields that hold what an event says, in the order they are looked for
+_TEXT_FIELDS = ("text", "content", "summary", "message", "stop_reason")
+
+
+def transcript_line(event: dict[str, Any]) -> dict[str, str]:
+    """An event as the transcript shows it: its kind and its text (the payload as JSON when it
+    has no text of its own: a tool call's input and result, a plan)."""
+    payload = event.get("payload") or {}
+    for name in _TEXT_FIELDS:
+        value = payload.get(name)
+        if isinstance(value, str) and value:
+            return {"kind": event["kind"], "text": value}
+    return {"kind": event["kind"], "text": jsonutil.dumps(payload).decode()}
+
+
+def patch_text(diff: dict[str, Any]) -> str:
+    """The patch of a ``compozy__session_diff`` result, wherever the record holds it."""
+    result = diff.get("result", diff)
+    structured = result.get("structured", result) if isinstance(result, dict) else {}
+    patch = structured.get("patch") if isinstance(structured, dict) else None
+    if isinstance(patch, str):
+        return patch
+    return jsonutil.dumps(structured).decode()
