@@ -62,8 +62,9 @@ access_log = logging.getLogger("compozy_mcp.access")
 
 
 async def store_health(app: App) -> dict[str, Any]:
-    """``{"status": "ok", "store": {"reachable": true, "schema_version": N}}``, or the
-    status ``unavailable`` with the reason the store could not be read."""
+    """``{"status": "ok", "store": {"reachable": true, "schema_version": N}}``; the status
+    ``degraded`` when the store reads but its last write failed (busy), or ``unavailable``
+    with the reason the store could not be read."""
 
     def probe() -> int | None:
         with app.store.read() as reader:
@@ -79,6 +80,10 @@ async def store_health(app: App) -> dict[str, Any]:
     store: dict[str, Any] = {"reachable": True}
     if schema_version is not None:
         store["schema_version"] = schema_version
+    failure = getattr(app.store, "write_failure", None)
+    if failure is not None:  # readable, but the last write failed: say so, with why
+        store.update(writable=False, reason="store_busy", message=failure)
+        return {"status": "degraded", "store": store}
     return {"status": "ok", "store": store}
 
 

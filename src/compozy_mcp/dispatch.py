@@ -355,15 +355,18 @@ class Dispatcher:
         scope: CallScope = OPERATOR,
         pin_view: bool = False,
         approval_token: str | None = None,
+        whole: bool = False,
     ) -> ToolResult:
         """Run one tool call through every step; raises :class:`ToolError` on failure (any
         other failure, whatever step it comes from, becomes one: :func:`_as_tool_error`).
 
         ``pin_view`` fixes the view to the one the original input selects (Loop nodes).
         ``approval_token`` is a one-shot approval token minted for this call.
+        ``whole``: the result is never cut to the budget (the Host API's operations, whose
+        records the HTTP and CLI surfaces return complete, as they always did).
         """
         try:
-            return await self._call(tool_id, tool_input, scope, pin_view, approval_token)
+            return await self._call(tool_id, tool_input, scope, pin_view, approval_token, whole)
         except ToolError:
             raise
         except Exception as exc:
@@ -376,6 +379,7 @@ class Dispatcher:
         scope: CallScope,
         pin_view: bool,
         token: str | None = None,
+        whole: bool = False,
     ) -> ToolResult:
         started = time.perf_counter()
         tool = self.registry.get(tool_id)
@@ -383,7 +387,7 @@ class Dispatcher:
         checked, view = tool.checked_input(tool_input)
         hooks = self.hooks
         if hooks is None or not hooks.wants(tool.id):
-            return await self._run(tool, scope, checked, view, started, token)
+            return await self._run(tool, scope, checked, view, started, token, whole)
         call = _Hooked(tool, checked, view, view if (pin_view and view is not None) else None)
         subject = CallSubject(
             ToolReference(
@@ -397,7 +401,9 @@ class Dispatcher:
         )
         await hooks.fire(PRE_CALL, subject, call.pre_fields, call.apply_pre)
         try:
-            call.result = await self._run(tool, scope, call.tool_input, call.view, started, token)
+            call.result = await self._run(
+                tool, scope, call.tool_input, call.view, started, token, whole
+            )
         except ToolError as error:
             call.error = error
             await hooks.fire(POST_ERROR, subject, call.error_fields, call.apply_error)
@@ -409,7 +415,9 @@ class Dispatcher:
             if patch.tool_result is not None:
                 structured = patch.tool_result["structured"]
                 preview = patch.tool_result.get("preview") or _preview(tool, structured)
-                result = await self._package(tool, scope, structured, call.view, started, preview)
+                result = await self._package(
+                    tool, scope, structured, call.view, started, preview, whole=whole
+                )
             if patch.title is not None:
                 result = replace(result, title=patch.title)
             call.result = result
@@ -425,6 +433,7 @@ class Dispatcher:
         view: ResultView | None,
         started: float,
         token: str | None = None,
+        whole: bool = False,
     ) -> ToolResult:
         """Steps 5 to 8: scope binding, approval, the handler, projection, envelope and
         budget."""
@@ -441,7 +450,7 @@ class Dispatcher:
                 if tool.views is not None and view is ResultView.COMPACT
                 else record
             )
-            return await self._package(tool, scope, structured, view, started)
+            return await self._package(tool, scope, structured, view, started, whole=whole)
         except Exception as exc:
             error = _as_tool_error(tool.id, exc)
             if error is exc:
@@ -456,15 +465,17 @@ class Dispatcher:
         view: ResultView | None,
         started: float,
         preview: str | None = None,
+        *,
+        whole: bool = False,
     ) -> ToolResult:
-        """The envelope of ``structured``, within the result budget."""
+        """The envelope of ``structured``, within the result budget (unless ``whole``)."""
         defn = tool.definition
         data = jsonutil.dumps(structured)
         budget = defn.max_result_bytes or self.services.settings.max_result_bytes
         ceiling = RESULT_CEILING.get()
         if ceiling is not None:
             budget = min(budget, ceiling)
-        if defn.budget_exempt or len(data) <= budget:
+        if whole or defn.budget_exempt or len(data) <= budget:
             return ToolResult(
                 tool_id=tool.id,
                 structured=structured,

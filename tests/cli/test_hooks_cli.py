@@ -65,7 +65,8 @@ def test_create_then_list_shows_each_hooks_last_outcome_and_failed_runs(
                 "compozy__session_*",
             )
         )
-    ok(compozy(home, "session", "create", "--agent", "general", "--id", "sess-x"))  # no hook
+    # the operator's command goes through the dispatcher as the tool does: hooks see it
+    ok(compozy(home, "session", "create", "--agent", "general", "--id", "sess-x"))
     ok(_status(home))
     ok(_status(home))
     table = ok(compozy(home, "hooks", "list")).splitlines()
@@ -85,11 +86,11 @@ def test_create_then_list_shows_each_hooks_last_outcome_and_failed_runs(
         "store",
         "yes",
         "allow",
-        "2",
-        "2",
+        "3",
+        "3",
         "error",
     ]
-    assert table[2].split() == ["fine", "tool.pre_call", "store", "yes", "allow", "2", "0", "ok"]
+    assert table[2].split() == ["fine", "tool.pre_call", "store", "yes", "allow", "3", "0", "ok"]
     listed = ok_json(compozy(home, "hooks", "list", "-o", "json"))
     assert "url" not in listed["hooks"][0]  # compact by default
     full = ok_json(compozy(home, "hooks", "list", "--full", "-o", "json"))

@@ -233,3 +233,24 @@ def test_summary_schema_is_closed(tmp_path: Path) -> None:
     validator = jsonschema.Draft202012Validator(SKILL_SUMMARY_SCHEMA)
     assert not validator.is_valid({**record, "surprise": 1})
     assert not validator.is_valid({k: v for k, v in record.items() if k != "diagnostics"})
+
+
+def test_a_root_with_more_skills_than_the_cache_once_held_is_parsed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24, item 6: the cache held 512 entries, so 513 skills were parsed again on every
+    listing (least-recently-used, read in order); it now makes room for what a root holds."""
+    for index in range(600):
+        write_skill(tmp_path, f"skill-{index:03d}")
+    parsed: list[bytes] = []
+
+    def counting(data: bytes) -> ParsedSkill:
+        parsed.append(data)
+        return parse_skill(data)
+
+    monkeypatch.setattr(discovery_module, "parse_skill", counting)
+    service = SkillService(tmp_path)
+    assert len(service.list(None)) == 600
+    assert len(parsed) == 600
+    assert len(service.list(None)) == 600
+    assert len(parsed) == 600  # every file came from the cache

@@ -89,3 +89,81 @@ async def test_the_event_loop_serves_reads_while_a_write_waits_for_the_lock(
             "compozy__session_rename", {"session_id": created["id"], "name": "renamed"}
         )
         assert renamed.structured["session"]["name"] == "renamed"
+
+
+def test_twelve_concurrent_writes_under_a_held_lock_each_fail_within_one_bound(
+    tmp_path: Path,
+) -> None:
+    """Issue 24, item 6: one deadline across every wait of a write (our queue, then SQLite's
+    lock). Before, each write waited its turn in the queue and then the whole busy timeout:
+    12 writes failed at 1, 2, 3... bounds."""
+    import threading
+
+    path = tmp_path / "compozy.db"
+    bound = 1.0
+    waited: list[float] = []
+    with SQLiteStore(path, busy_timeout_ms=int(bound * 1000)) as store, write_lock_held(path):
+
+        def write() -> None:
+            started = time.perf_counter()
+            with pytest.raises(StoreBusy), store.write():
+                pass
+            waited.append(time.perf_counter() - started)
+
+        threads = [threading.Thread(target=write) for _ in range(12)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+    assert len(waited) == 12
+    # a write that waited in the queue and then the whole busy timeout ended at up to two
+    # bounds (4 s); one deadline ends every one at about one bound
+    assert max(waited) < bound * 1.5
+
+
+async def test_health_is_degraded_while_writes_fail_and_ok_once_one_succeeds(
+    tmp_path: Path,
+) -> None:
+    from compozy_mcp.daemon import store_health
+
+    settings = Settings(
+        home=tmp_path / "home", default_workspace_path=tmp_path, store_busy_timeout_ms=WAIT_MS
+    )
+    with open_app(settings) as app:
+        assert (await store_health(app))["status"] == "ok"
+        with write_lock_held(settings.db_path):
+            with pytest.raises(StoreBusy), app.store.write():
+                pass
+            health = await store_health(app)
+        assert health["status"] == "degraded"
+        assert health["store"]["writable"] is False
+        assert health["store"]["reason"] == "store_busy"
+        assert "busy" in health["store"]["message"]
+        with app.store.write():
+            pass
+        assert (await store_health(app))["status"] == "ok"
+
+
+def test_a_write_arriving_while_another_waits_fails_within_its_own_bound(tmp_path: Path) -> None:
+    """The issue's case: a write arriving 3 s after another (bound 5 s) failed after 7 s (it
+    waited for the first in our queue, then the whole busy timeout). Scaled to a 2 s bound:
+    arriving 1.2 s later, it ends at its own 2 s, not 2.8 s."""
+    import threading
+
+    path = tmp_path / "compozy.db"
+    bound = 2.0
+    waited: dict[str, float] = {}
+    with SQLiteStore(path, busy_timeout_ms=int(bound * 1000)) as store, write_lock_held(path):
+
+        def write(name: str) -> None:
+            started = time.perf_counter()
+            with pytest.raises(StoreBusy), store.write():
+                pass
+            waited[name] = time.perf_counter() - started
+
+        first = threading.Thread(target=write, args=("first",))
+        first.start()
+        time.sleep(bound * 0.6)
+        write("second")
+        first.join(timeout=60)
+    assert waited["second"] < bound * 1.2

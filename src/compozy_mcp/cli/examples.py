@@ -42,6 +42,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "compozy workspace add ~/src/app --name app -o json",
     ),
     "workspace list": ("compozy workspace list", "compozy workspace list -o yaml"),
+    "workspace trust": (
+        "compozy workspace trust ~/src/app",
+        "compozy workspace trust ws_default --revoke",
+    ),
     "profile": ("compozy profile add work --color '#2563eb'", "compozy profile list"),
     "profile add": ("compozy profile add work", "compozy profile add home --icon house"),
     "profile list": ("compozy profile list", "compozy profile list -o json"),

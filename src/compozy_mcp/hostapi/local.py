@@ -46,7 +46,6 @@ from compozy_mcp.hostapi.inputs import (
 from compozy_mcp.info.descriptors import descriptor
 from compozy_mcp.loops.redaction import redact_result
 from compozy_mcp.reasons import Reason
-from compozy_mcp.sessions.lifecycle import SessionFilter
 
 #: events a follower reads at once, and how long it waits for news before it looks anyway
 PAGE = 500
@@ -150,38 +149,26 @@ class LocalHost:
 
     # --- sessions ----------------------------------------------------------------------------
 
+    # each goes through the one dispatcher, as the tool of the same name: a hook, an approval
+    # rule or the audit log sees the operator's command as it sees an agent's call
+
     async def list_sessions(self, filters: Mapping[str, Any]) -> Payload:
-        args = check(SESSION_LIST, dict(filters))
-        page = await self.app.sessions.list_sessions(CallInfo(SESSION_LIST), SessionFilter(**args))
-        out: dict[str, Any] = {"sessions": page.records}
-        if page.next_cursor is not None:
-            out["next_cursor"] = page.next_cursor
-        return out
+        return await self._tool(SESSION_LIST, filters)
 
     async def session_status(self, session_id: str) -> Payload:
-        check(SESSION_STATUS, {"session_id": session_id})
-        return {"session": await self.app.sessions.status(CallInfo(SESSION_STATUS), session_id)}
+        return await self._tool(SESSION_STATUS, {"session_id": session_id})
 
     async def create_session(self, fields: Any) -> Payload:
-        check(SESSION_CREATE, fields)
-        args = dict(fields)
-        if "type" in args:
-            args["session_type"] = args.pop("type")
-        return {"session": await self.app.sessions.create(CallInfo(SESSION_CREATE), **args)}
+        return await self._tool(SESSION_CREATE, fields)
 
     async def archive_session(self, session_id: str) -> Payload:
-        check(SESSION_ARCHIVE, {"session_id": session_id})
-        return {"session": await self.app.sessions.archive(CallInfo(SESSION_ARCHIVE), session_id)}
+        return await self._tool(SESSION_ARCHIVE, {"session_id": session_id})
 
     async def unarchive_session(self, session_id: str) -> Payload:
-        check(SESSION_UNARCHIVE, {"session_id": session_id})
-        info = CallInfo(SESSION_UNARCHIVE)
-        return {"session": await self.app.sessions.unarchive(info, session_id)}
+        return await self._tool(SESSION_UNARCHIVE, {"session_id": session_id})
 
     async def delete_session(self, session_id: str) -> Payload:
-        check(SESSION_DELETE, {"session_id": session_id})
-        info = CallInfo(SESSION_DELETE)
-        return {"deleted": await self.app.sessions.delete(info, session_id)}
+        return await self._tool(SESSION_DELETE, {"session_id": session_id}, views=False)
 
     # --- the store ---------------------------------------------------------------------------
 
@@ -255,10 +242,14 @@ class LocalHost:
 
     # --- agents and turns ---------------------------------------------------------------------
 
-    async def _tool(self, tool_id: str, args: Mapping[str, Any], *, views: bool = True) -> Payload:
-        """A native tool's complete result, through the one dispatcher (operator scope)."""
+    async def _tool(self, tool_id: str, args: Any, *, views: bool = True) -> Payload:
+        """A native tool's complete result (its full view, never cut to the result budget),
+        through the one dispatcher as the operator."""
+        # the tool's own input, without the view selector: a body or query that sends one is
+        # refused as the tool would refuse an unknown field (the routes return full records)
+        args = check(tool_id, args)
         tool_input = {**args, "result_view": "full"} if views else dict(args)
-        result = await self.app.dispatcher.call(tool_id, tool_input)
+        result = await self.app.dispatcher.call(tool_id, tool_input, whole=True)
         return dict(result.structured)
 
     async def list_agents(self, workspace_id: str | None = None) -> Payload:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
+
+import anyio
 
 from compozy_mcp.errors import ResourceNotFound, ToolConflict
 from compozy_mcp.native.context import ToolCall
@@ -69,13 +72,16 @@ def _allowed_skills(call: ToolCall, skills: list[dict[str, Any]]) -> list[dict[s
 
 
 async def _skill_list(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
-    skills = call.services.skills.list(_workspace_path(call, args))
+    # discovery reads and parses files: a thousand skills take a second of a worker thread,
+    # never of the event loop
+    skills = await anyio.to_thread.run_sync(call.services.skills.list, _workspace_path(call, args))
     return {"skills": _allowed_skills(call, skills)}
 
 
 async def _skill_search(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
     path = _workspace_path(call, args)
-    found = call.services.skills.search(args["query"], path, limit=args.get("limit", 20))
+    search = functools.partial(call.services.skills.search, limit=args.get("limit", 20))
+    found = await anyio.to_thread.run_sync(search, args["query"], path)
     return {"skills": _allowed_skills(call, found)}
 
 
@@ -85,7 +91,7 @@ async def _skill_view(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
     if not _allowed_skills(call, [{"name": name}]):
         raise ResourceNotFound(call.tool_id, "skill", name)
     try:
-        return {"skill": call.services.skills.view(name, path)}
+        return {"skill": await anyio.to_thread.run_sync(call.services.skills.view, name, path)}
     except SkillNotFound:
         raise ResourceNotFound(call.tool_id, "skill", name) from None
     except SkillUnreadable as exc:

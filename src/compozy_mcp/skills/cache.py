@@ -40,6 +40,13 @@ class ParseCache:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def fit(self, count: int) -> None:
+        """Make room for ``count`` files of one root, with room to spare for another: with
+        a fixed number of entries, one skill more than it holds made every listing parse
+        every file again (least-recently-used, read in order). Still bounded by bytes."""
+        with self._lock:
+            self._max_entries = max(self._max_entries, 2 * count)
+
     def get(self, key: CacheKey) -> ParsedSkill | None:
         with self._lock:
             parsed = self._entries.get(key)

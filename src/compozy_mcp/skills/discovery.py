@@ -47,6 +47,7 @@ def scan_root(root: Path, scope: Scope, cache: ParseCache) -> list[Skill]:
             entries = sorted(scan, key=lambda entry: entry.name)
     except OSError:  # a missing (or unlistable) root has no skills
         return []
+    cache.fit(len(entries))
     winners: dict[str, Skill] = {}
     for entry in entries:
         skill = _load_folder(entry, scope, real_root, cache)

@@ -20,6 +20,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import astuple, fields
@@ -725,6 +726,9 @@ class SQLiteStore(Store):
         if not self._memory:
             private_file(Path(self.path))
         self._write_lock = threading.RLock()
+        #: the last write's outcome: ``None`` once one succeeded, else why it failed (what
+        #: ``/api/health`` reports as ``degraded``)
+        self.write_failure: str | None = None
         self._pool_lock = threading.Lock()
         self._readers: list[sqlite3.Connection] = []
         self._open: list[sqlite3.Connection] = []
@@ -831,14 +835,24 @@ class SQLiteStore(Store):
             conn.execute("ROLLBACK")
             raise self._failure(exc) from exc
 
+    def _busy(self) -> StoreBusy:
+        return StoreBusy(
+            f"the store is busy: {self.busy_timeout_ms} ms passed waiting for a write; retry"
+        )
+
     @contextmanager
     def _holding_writer(self) -> Iterator[sqlite3.Connection]:
-        # Our own writers queue here; the wait is bounded like SQLite's own.
+        """The writer connection, within one deadline for every wait of the write: our own
+        writers' queue here, then SQLite's lock (another process), together at most
+        ``busy_timeout_ms`` (waits that stacked made a write fail after three times that)."""
+        deadline = time.monotonic() + self.busy_timeout_ms / 1000
         if not self._write_lock.acquire(timeout=self.busy_timeout_ms / 1000):
-            raise StoreBusy(
-                f"the store is busy: {self.busy_timeout_ms} ms passed waiting for a write"
-            )
+            raise self._busy()
         try:
+            left_ms = int((deadline - time.monotonic()) * 1000)
+            if left_ms <= 0 and self.busy_timeout_ms > 0:
+                raise self._busy()
+            self._writer.execute(f"PRAGMA busy_timeout = {max(left_ms, 0)}")
             yield self._writer
         finally:
             self._write_lock.release()
@@ -875,8 +889,13 @@ class SQLiteStore(Store):
 
     @contextmanager
     def write(self) -> Iterator[StoreWriter]:
-        with self._holding_writer() as conn, self._transaction(conn, immediate=True):
-            yield _SQLiteWriter(conn)
+        try:
+            with self._holding_writer() as conn, self._transaction(conn, immediate=True):
+                yield _SQLiteWriter(conn)
+        except StoreBusy as busy:
+            self.write_failure = busy.message
+            raise
+        self.write_failure = None
 
     def close(self) -> None:
         with self._pool_lock:

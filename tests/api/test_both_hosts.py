@@ -1,0 +1,112 @@
+"""Issue 24, item 3: one suite against both Host API implementations. The same operations,
+sent to ``LocalHost`` (in process) and to ``RemoteHost`` over HTTP and over the Unix socket of
+a daemon on the same store, answer the same (ids and times aside), and fail the same."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from tests.api.support import Daemon, Home, running_daemon, short_dir
+
+from compozy_mcp.config import Settings
+from compozy_mcp.errors import CompozyError
+from compozy_mcp.hostapi import HostClient
+from compozy_mcp.hostapi.local import LocalHost
+from compozy_mcp.hostapi.remote import RemoteHost
+from compozy_mcp.hostapi.target import parse_target
+
+pytestmark = [pytest.mark.anyio, pytest.mark.process]
+
+#: what differs between two runs of the same operation: ids and times
+_VOLATILE = re.compile(
+    r"(sess|wt|run|loop|turn|art)-[a-z0-9]+|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"
+)
+
+
+def _same(value: Any) -> Any:
+    """``value`` with its ids and times replaced by placeholders."""
+    if isinstance(value, dict):
+        return {key: _same(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_same(item) for item in value]
+    if isinstance(value, str):
+        return _VOLATILE.sub("<volatile>", value)
+    return value
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Home, Daemon]]:
+    home = Home.make(tmp_path_factory.mktemp("both"))
+    with (
+        short_dir() as where,
+        running_daemon(home, "--port", "0", "--uds", str(where / "d.sock")) as daemon,
+    ):
+        yield home, daemon
+
+
+@pytest.fixture(params=["local", "http", "socket"])
+async def host(request: pytest.FixtureRequest, served: tuple[Home, Daemon]) -> AsyncIterator[Any]:
+    home, daemon = served
+    opened: HostClient
+    if request.param == "local":
+        opened = LocalHost.open(Settings.from_env(home.env))
+    elif request.param == "http":
+        assert daemon.url is not None
+        opened = RemoteHost(parse_target(daemon.url))
+    else:
+        assert daemon.socket is not None
+        opened = RemoteHost(parse_target(f"unix:{daemon.socket}"))
+    try:
+        yield opened
+    finally:
+        await opened.aclose()
+
+
+async def _walk(host: Any) -> list[Any]:
+    """A session's life and a Loop's, through the Host API; every answer, in order."""
+    answers: list[Any] = []
+    created = await host.create_session({"agent_name": "general", "name": "both hosts"})
+    sid = created["session"]["id"]
+    answers.append(created)
+    answers.append(await host.session_status(sid))
+    answers.append(await host.archive_session(sid))
+    answers.append(await host.unarchive_session(sid))
+    listed = await host.list_sessions({"limit": 100})
+    answers.append([s for s in listed["sessions"] if s["id"] == sid])
+    answers.append(await host.validate_loop({"definition": "graph: {}\n"}))
+    answers.append(await host.list_agents())
+    answers.append(await host.archive_session(sid))
+    answers.append(await host.delete_session(sid))
+    return answers
+
+
+async def test_every_host_answers_the_same(host: Any, served: tuple[Home, Daemon]) -> None:
+    home, _ = served
+    reference = LocalHost.open(Settings.from_env(home.env))
+    try:
+        expected = _same(await _walk(reference))
+    finally:
+        await reference.aclose()
+    assert _same(await _walk(host)) == expected
+
+
+async def test_every_host_fails_the_same(host: Any) -> None:
+    failures: list[tuple[str, str]] = []
+    for attempt in (
+        host.session_status("sess-nope"),
+        host.archive_session("sess-nope"),
+        host.create_session({"agent_name": "general", "result_view": "full"}),
+        host.create_session({"agent_name": 7}),
+    ):
+        with pytest.raises(CompozyError) as caught:
+            await attempt
+        failures.append((caught.value.code, str(caught.value.reason)))
+    assert failures == [
+        ("not_found", "session_not_found"),
+        ("not_found", "session_not_found"),
+        ("tool_invalid_input", "schema_invalid"),
+        ("tool_invalid_input", "schema_invalid"),
+    ]

@@ -1,0 +1,134 @@
+"""Issue 24, item 1: one path for every operation. The Host API's session operations go
+through the one dispatcher as the tool of the same name, so a ``tool.pre_call`` hook that
+denies ``compozy__session_archive`` blocks ``compozy session archive`` and
+``POST /api/sessions/{id}/archive`` as it blocks ``compozy tool invoke`` (before, the
+operator's commands called the services directly and no hook saw them)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
+from typing import Any
+
+import httpx2
+import pytest
+from tests.hooks.support import Recorder
+
+from compozy_mcp.api.openapi import document
+from compozy_mcp.api.routes import api_app
+from compozy_mcp.assembly import App, open_app
+from compozy_mcp.clock import FixedClock
+from compozy_mcp.config import Settings
+from compozy_mcp.errors import HookDenied
+from compozy_mcp.hostapi.local import LocalHost
+from compozy_mcp.store import SQLiteStore
+
+pytestmark = pytest.mark.anyio
+
+Operation = Callable[[LocalHost, str], Awaitable[Any]]
+
+#: each session operation of the Host API, the tool it is, and its HTTP route
+OPERATIONS: dict[str, tuple[Operation, str, str]] = {
+    "compozy__session_list": (lambda host, sid: host.list_sessions({}), "GET", "/sessions"),
+    "compozy__session_status": (
+        lambda host, sid: host.session_status(sid),
+        "GET",
+        "/sessions/{sid}",
+    ),
+    "compozy__session_create": (
+        lambda host, sid: host.create_session({"agent_name": "general"}),
+        "POST",
+        "/sessions",
+    ),
+    "compozy__session_archive": (
+        lambda host, sid: host.archive_session(sid),
+        "POST",
+        "/sessions/{sid}/archive",
+    ),
+    "compozy__session_unarchive": (
+        lambda host, sid: host.unarchive_session(sid),
+        "POST",
+        "/sessions/{sid}/unarchive",
+    ),
+    "compozy__session_delete": (
+        lambda host, sid: host.delete_session(sid),
+        "DELETE",
+        "/sessions/{sid}",
+    ),
+}
+
+
+@pytest.fixture
+async def session(app: App) -> str:
+    created = await LocalHost(app).create_session({"agent_name": "general"})
+    session_id: str = created["session"]["id"]
+    return session_id
+
+
+class DenyOne(Recorder):
+    """An in-process ``tool.pre_call`` hook that denies one tool and lets the rest through."""
+
+    def __init__(self, tool_id: str) -> None:
+        super().__init__(pre_call={"deny": True, "deny_reason": "not today"})
+        self.tool_id = tool_id
+
+    async def __call__(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        self.events.append(payload)
+        if payload["tool_id"] != self.tool_id:
+            return None
+        return self.patches.get(payload["event"])
+
+
+def _deny(app: App, tool_id: str) -> DenyOne:
+    hook = DenyOne(tool_id)
+    app.dispatcher.add_hook(hook)
+    return hook
+
+
+@pytest.fixture
+async def http(app: App) -> AsyncIterator[httpx2.AsyncClient]:
+    transport = httpx2.ASGITransport(app=api_app(LocalHost(app), document))
+    async with httpx2.AsyncClient(transport=transport, base_url="http://localhost") as client:
+        yield client
+
+
+@pytest.mark.parametrize("tool_id", list(OPERATIONS))
+async def test_a_deny_hook_on_the_tool_blocks_the_host_api_operation(
+    app: App, session: str, tool_id: str
+) -> None:
+    operation, _, _ = OPERATIONS[tool_id]
+    hook = _deny(app, tool_id)
+    with pytest.raises(HookDenied, match="not today"):
+        await operation(LocalHost(app), session)
+    assert [seen["tool_id"] for seen in hook.of("pre_call")] == [tool_id]
+
+
+@pytest.mark.parametrize("tool_id", list(OPERATIONS))
+async def test_a_deny_hook_on_the_tool_blocks_the_http_route(
+    app: App, http: httpx2.AsyncClient, session: str, tool_id: str
+) -> None:
+    _, method, route = OPERATIONS[tool_id]
+    _deny(app, tool_id)
+    body = {"agent_name": "general"} if route == "/sessions" and method == "POST" else None
+    response = await http.request(method, route.format(sid=session), json=body)
+    assert response.status_code == 403, response.text
+    assert response.json()["error"]["reason"] == "hook_denied"
+    with app.store.read() as reader:
+        assert reader.session(session) is not None  # not deleted
+
+
+async def test_the_routes_still_return_complete_records_past_the_result_budget(
+    settings: Settings, clock: FixedClock
+) -> None:
+    small = replace(settings, max_result_bytes=8 * 1024)
+    with open_app(small, store=SQLiteStore.memory(), clock=clock) as app:
+        host = LocalHost(app)
+        for index in range(20):
+            await host.create_session({"agent_name": "general", "name": f"session {index:03d}"})
+        transport = httpx2.ASGITransport(app=api_app(host, document))
+        async with httpx2.AsyncClient(transport=transport, base_url="http://localhost") as http:
+            response = await http.get("/sessions", params={"limit": 50})
+        listed = response.json()
+        assert len(response.content) > small.max_result_bytes
+        assert len(listed["sessions"]) == 20
+        assert "lineage" in listed["sessions"][0]  # the full view
