@@ -98,6 +98,8 @@ def transcript_line(event: dict[str, Any]) -> dict[str, str]:
     payload = event.get("payload") or {}
     for name in _TEXT_FIELDS:
         value = payload.get(name)
+        if isinstance(value, dict):  # an ACP content block: {"type": "text", "text": ...}
+            value = value.get("text")
         if isinstance(value, str) and value:
             return {"kind": event["kind"], "text": value}
     return {"kind": event["kind"], "text": jsonutil.dumps(payload).decode()}
