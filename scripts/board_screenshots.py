@@ -1,8 +1,8 @@
 """Screenshots of the operator's board and a session page for the README (docs/images/).
 
 Starts ``compozy serve`` on a scratch data directory, makes a few echo sessions (one waiting
-for a permission answer, one that finished a turn, one with a child), and drives Debian's
-Chromium (``/usr/bin/chromium``) with Playwright. Run: ``.venv/bin/python scripts/board_screenshots.py``.
+for a permission answer, two that finished a turn), and drives Debian's Chromium
+(``/usr/bin/chromium``) with Playwright. Run ``.venv/bin/python scripts/board_screenshots.py``.
 """
 
 from __future__ import annotations
