@@ -77,6 +77,7 @@ bench: $(STAMP) node-deps
 	$(BIN)/python -m benchmarks.prompt_roundtrip
 	$(BIN)/python -m benchmarks.loop_lint
 	$(BIN)/python -m benchmarks.worktrees
+	$(BIN)/python -m benchmarks.board_render
 	$(BIN)/python -m benchmarks.http_streaming
 	$(BIN)/python -m benchmarks.first_token
 	$(BIN)/python -m benchmarks.model_reads
