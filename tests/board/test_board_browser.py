@@ -249,3 +249,28 @@ def test_cancel_from_the_session_page_ends_the_turn(asking: Daemon, page: Any) -
     page.click("#cancel")
     page.locator(".transcript .event.turn_ended").first.wait_for(timeout=20_000)
     assert status(daemon, made["id"])["pending_interactions"] == []
+
+
+GATE_LOOP = (
+    "graph:\n  nodes:\n    - id: review\n      class: control\n      kind: gate\n"
+    "      params:\n        criteria:\n"
+    "          - id: ok\n            prompt: 'Is <b>it</b> right?'\n"
+    "  edges: []\n"
+)
+
+
+def test_a_gate_is_approved_from_the_loops_page(daemon: Daemon, page: Any) -> None:
+    with daemon.client() as client:
+        made = client.post("/api/loops", json={"definition": GATE_LOOP, "loop_id": "gated"})
+        assert made.status_code == 201, made.text
+        started = client.post("/api/loops/gated/runs", json={})
+        assert started.status_code in (200, 201, 202), started.text
+    run_id = started.json()["run"]["run_id"]
+    page.goto(board(daemon) + "loops")
+    run = page.locator(f'section.run[data-run="{run_id}"]')
+    run.locator(".gate li", has_text="Is <b>it</b> right?").wait_for(timeout=15_000)  # as text
+    assert run.locator("b").count() == 0
+    run.locator("button.gate-answer[data-decision=approve]").click()
+    page.locator(f'section.run[data-run="{run_id}"][data-status="succeeded"]').wait_for(
+        timeout=15_000
+    )

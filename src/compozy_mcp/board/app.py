@@ -38,9 +38,10 @@ SECURITY_HEADERS = {
 ASSETS = {
     "board.js": "text/javascript",
     "session.js": "text/javascript",
+    "loops.js": "text/javascript",
     "board.css": "text/css",
 }
-OPEN_PATHS = ("/", "/session", *(f"/static/{name}" for name in ASSETS))
+OPEN_PATHS = ("/", "/session", "/loops", *(f"/static/{name}" for name in ASSETS))
 #: the transcript's most recent events a session page shows
 TRANSCRIPT_EVENTS = 300
 #: sessions the board shows at most (pages of the session list read in turn)
@@ -136,6 +137,16 @@ class Board:
             waiting_on=waiting_text(session),
         )
 
+    async def loops_shell(self, request: Request) -> Response:
+        return _page(_templates.get_template("loops.html").render())
+
+    async def loops_fragment(self, request: Request) -> Response:
+        try:
+            runs = (await self.host.list_loop_runs({}))["runs"]
+        except CompozyError as error:
+            return self.on_error(error)
+        return _page(_templates.get_template("loop_runs.html").render(runs=runs))
+
     async def cards_fragment(self, request: Request) -> Response:
         try:
             return _page(await self.cards(_archived(request)))
@@ -186,5 +197,7 @@ def board_routes(host: LocalHost, on_error: ErrorResponder) -> list[Route]:
         Route("/board/cards", board.cards_fragment, methods=["GET"]),
         Route("/session", board.session_shell, methods=["GET"]),
         Route("/board/session", board.session_fragment, methods=["GET"]),
+        Route("/loops", board.loops_shell, methods=["GET"]),
+        Route("/board/loops", board.loops_fragment, methods=["GET"]),
         Route("/board/stream", board.stream, methods=["GET"]),
     ]
