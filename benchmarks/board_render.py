@@ -15,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx2
@@ -32,6 +34,28 @@ def _listening(process: subprocess.Popen[str]) -> str:
         if found:
             return found.group(1)
     raise SystemExit("compozy serve did not start")
+
+
+@contextmanager
+def scratch_daemon(**env_extra: str) -> Iterator[str]:
+    """``compozy serve`` on a scratch data directory (TCP only), its URL; stopped after."""
+    with tempfile.TemporaryDirectory(prefix="cz-board-") as scratch:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("COMPOZY_")}
+        env.update(COMPOZY_HOME=f"{scratch}/home", **env_extra)
+        process = subprocess.Popen(
+            [str(COMPOZY), "serve", "--port", "0", "--no-uds"],
+            env=env,
+            cwd=scratch,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            yield _listening(process)
+        finally:
+            process.terminate()
+            process.wait(timeout=20)
 
 
 def _browser_seconds(url: str, sessions: int, rounds: int) -> list[float]:
@@ -60,34 +84,18 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="cz-board-") as scratch:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("COMPOZY_")}
-        env["COMPOZY_HOME"] = f"{scratch}/home"
-        process = subprocess.Popen(
-            [str(COMPOZY), "serve", "--port", "0", "--no-uds"],
-            env=env,
-            cwd=scratch,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            url = _listening(process)
-            with httpx2.Client(base_url=url, trust_env=False, timeout=60) as client:
-                for n in range(args.sessions):
-                    client.post(
-                        "/api/sessions", json={"agent_name": "general", "name": f"session {n}"}
-                    ).raise_for_status()
-                server = []
-                for _ in range(args.rounds):
-                    started = time.perf_counter()
-                    client.get("/board/cards").raise_for_status()
-                    server.append(time.perf_counter() - started)
-            browser = _browser_seconds(url, args.sessions, args.rounds) if CHROMIUM.exists() else []
-        finally:
-            process.terminate()
-            process.wait(timeout=20)
+    with scratch_daemon() as url:
+        with httpx2.Client(base_url=url, trust_env=False, timeout=60) as client:
+            for n in range(args.sessions):
+                client.post(
+                    "/api/sessions", json={"agent_name": "general", "name": f"session {n}"}
+                ).raise_for_status()
+            server = []
+            for _ in range(args.rounds):
+                started = time.perf_counter()
+                client.get("/board/cards").raise_for_status()
+                server.append(time.perf_counter() - started)
+        browser = _browser_seconds(url, args.sessions, args.rounds) if CHROMIUM.exists() else []
     print(machine_line(machine()))
     print(f"board with {args.sessions} sessions, median of {args.rounds}:")
     print(f"  GET /board/cards (list + render): {median(server) * 1000:.0f} ms")

@@ -7,32 +7,19 @@ for a permission answer, two that finished a turn), and drives Debian's Chromium
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import httpx2
 from playwright.sync_api import sync_playwright
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
+from benchmarks.board_render import scratch_daemon
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "images"
-COMPOZY = Path(sys.executable).parent / "compozy"
 CHROMIUM = "/usr/bin/chromium"
-
-
-def _listening(process: subprocess.Popen[str]) -> str:
-    assert process.stderr is not None
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        line = process.stderr.readline()
-        found = re.search(r"listening on (http\S+)", line)
-        if found:
-            return found.group(1)
-    raise SystemExit("compozy serve did not start")
 
 
 def _sessions(client: httpx2.Client) -> str:
@@ -59,39 +46,23 @@ def _sessions(client: httpx2.Client) -> str:
 
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="cz-shots-") as scratch:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("COMPOZY_")}
-        env.update(COMPOZY_HOME=f"{scratch}/home", COMPOZY_PERMISSION_MODE="default")
-        process = subprocess.Popen(
-            [str(COMPOZY), "serve", "--port", "0", "--no-uds"],
-            env=env,
-            cwd=scratch,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            url = _listening(process)
-            with httpx2.Client(base_url=url, trust_env=False, timeout=60) as client:
-                asking = _sessions(client)
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(
-                    executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
-                )
-                try:
-                    page = browser.new_page(viewport={"width": 1400, "height": 700})
-                    page.goto(url + "/")
-                    page.locator(f"#card-{asking}").wait_for()
-                    page.screenshot(path=str(OUT / "board.png"))
-                    page.goto(url + f"/session?id={asking}")
-                    page.locator("button.decide").first.wait_for()
-                    page.screenshot(path=str(OUT / "session.png"), full_page=True)
-                finally:
-                    browser.close()
-        finally:
-            process.terminate()
-            process.wait(timeout=20)
+    with scratch_daemon(COMPOZY_PERMISSION_MODE="default") as url:
+        with httpx2.Client(base_url=url, trust_env=False, timeout=60) as client:
+            asking = _sessions(client)
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
+            )
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 700})
+                page.goto(url + "/")
+                page.locator(f"#card-{asking}").wait_for()
+                page.screenshot(path=str(OUT / "board.png"))
+                page.goto(url + f"/session?id={asking}")
+                page.locator("button.decide").first.wait_for()
+                page.screenshot(path=str(OUT / "session.png"), full_page=True)
+            finally:
+                browser.close()
     print(f"wrote {OUT / 'board.png'} and {OUT / 'session.png'}")
     return 0
 
