@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run tour test lint typecheck unit tests node-deps soak bench clean
+.PHONY: install run tour test lint typecheck unit tests node-deps browser-deps soak bench clean
 
 # Python writes its bytecode caches here even where the environment says not to: without them
 # every test process, and every daemon, proxy and agent a test starts, compiles its modules
@@ -48,8 +48,13 @@ unit: $(STAMP)
 node-deps:
 	./scripts/node-deps.sh
 
-# Every tier: unit, process (daemons, proxies, the console script), node, bench.
-tests: $(STAMP) node-deps
+# Debian's Chromium for the browser tier: installed with apt-get when run as root and missing
+# (elsewhere the tier is skipped with the reason).
+browser-deps:
+	./scripts/browser-deps.sh
+
+# Every tier: unit, process (daemons, proxies, the console script), node, browser, bench.
+tests: $(STAMP) node-deps browser-deps
 	$(BIN)/pytest -n auto --dist loadscope
 
 test: lint typecheck tests
@@ -74,6 +79,7 @@ bench: $(STAMP) node-deps
 	$(BIN)/python -m benchmarks.worktrees
 	$(BIN)/python -m benchmarks.startup
 	$(BIN)/python -m benchmarks.memory
+	$(BIN)/python -m benchmarks.board_render
 	$(BIN)/python -m benchmarks.http_streaming
 	$(BIN)/python -m benchmarks.first_token
 	$(BIN)/python -m benchmarks.model_reads

@@ -1,4 +1,5 @@
-"""The daemon: one ASGI app with the HTTP API at ``/api`` and the hosted MCP endpoint at ``/mcp``,
+"""The daemon: one ASGI app with the HTTP API at ``/api``, the hosted MCP endpoint at ``/mcp`` and
+the operator's board at ``/`` (:mod:`compozy_mcp.board`),
 served on any number of bound sockets (TCP and a Unix socket) by :func:`compozy_mcp.net.serve`.
 
 The MCP endpoint serves every caller: a request that names a managed session in
@@ -39,7 +40,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from compozy_mcp import __version__, jsonutil
 from compozy_mcp.api import openapi
 from compozy_mcp.api.auth import Access, Guard
+from compozy_mcp.api.responses import error_response
 from compozy_mcp.api.routes import EXCEPTION_HANDLERS, api_app
+from compozy_mcp.board import OPEN_PATHS as BOARD_OPEN_PATHS
+from compozy_mcp.board import board_routes
 from compozy_mcp.errors import CompozyError
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.hostapi.wire import API_PREFIX
@@ -229,11 +233,12 @@ def daemon_app(
             Route(HEALTHZ, healthz, methods=["GET"]),
             Route(HEALTH, health, methods=["GET"]),
             Mount(API_PREFIX, app=api_app(host, openapi.for_address(address))),
+            *board_routes(host, error_response),
             *mcp_app.routes,
         ],
         middleware=[
             Middleware(RequestLog),
-            Middleware(Guard, access=access, open_paths=(HEALTHZ,)),
+            Middleware(Guard, access=access, open_paths=(HEALTHZ, *BOARD_OPEN_PATHS)),
         ],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,

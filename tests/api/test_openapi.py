@@ -67,7 +67,23 @@ def test_the_daemon_mounts_the_api_at_api_and_serves_mcp_beside_it(app: App) -> 
     mounts = [r for r in daemon.routes if isinstance(r, Mount)]
     assert [m.path for m in mounts] == [API_PATH]
     others = [r for r in daemon.routes if not isinstance(r, Mount)]
-    assert [getattr(r, "path", None) for r in others] == ["/healthz", "/api/health", "/mcp"]
+    assert [getattr(r, "path", None) for r in others] == [
+        "/healthz",
+        "/api/health",
+        # the operator's board (compozy_mcp.board): pages, their assets and data
+        "/",
+        "/static/board.js",
+        "/static/session.js",
+        "/static/loops.js",
+        "/static/board.css",
+        "/board/cards",
+        "/session",
+        "/board/session",
+        "/loops",
+        "/board/loops",
+        "/board/stream",
+        "/mcp",
+    ]
 
 
 def test_documented_path_parameters_match_the_path_templates() -> None:

@@ -74,6 +74,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "compozy serve --port 0 --no-uds --log-level info",
         "compozy serve --host 0.0.0.0 --token-file ~/.compozy/token",
     ),
+    "open": ("compozy open", "compozy --url http://127.0.0.1:8765 open --print"),
     "mcp": (
         "compozy mcp add docs https://example.com/mcp",
         "compozy mcp list --check",

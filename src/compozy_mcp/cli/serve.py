@@ -116,7 +116,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
             def announce() -> None:
                 # once Ctrl-C and SIGTERM stop it cleanly: what is said can be acted on
                 if address is not None:
-                    _say(f"listening on {address} (API /api, MCP /mcp)")
+                    _say(f"listening on {address} (API /api, MCP /mcp, board {address}/)")
                     print(client_setup(f"{address}/mcp"), file=sys.stderr, flush=True)
                 if uds:
                     _say(f"listening on unix:{path} (API /api, MCP /mcp)")

@@ -19,6 +19,8 @@ event loop. Nothing here imports the HTTP stack or the MCP SDK.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import asdict
@@ -270,6 +272,11 @@ class LocalHost:
     async def approve_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
         args = {**fields, "session_id": session_id}
         return await self._tool("compozy__session_approve", args, views=False)
+
+    def any_event(self) -> contextlib.AbstractContextManager[asyncio.Event]:
+        """An event set each time any session publishes one (the board's stream waits on it:
+        the runtime wakes it, nothing is polled)."""
+        return self.app.runtime.any_event()
 
     async def follow_events(self, session_id: str, cursor: int) -> AsyncIterator[Payload | None]:
         async with self.app.runtime.stored_events(session_id) as stored:

@@ -26,7 +26,7 @@ import contextlib
 import functools
 import secrets
 import time
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -115,6 +115,8 @@ class AgentRuntime:
         self._binding: set[str] = set()
         self._turn_done: dict[str, asyncio.Event] = {}
         self._listeners: dict[str, set[asyncio.Queue[dict[str, Any]]]] = {}
+        #: set on every event of any session (the operator's board redraws on it)
+        self._watchers: set[asyncio.Event] = set()
         self._events: list[SessionEventRow] = []
         self._flusher: asyncio.Task[None] | None = None
         #: binds started by prompts that did not wait (ended at shutdown)
@@ -888,7 +890,20 @@ class AgentRuntime:
                 self._flush_soon(EVENT_FLUSH_SECONDS)
             )
 
+    @contextlib.contextmanager
+    def any_event(self) -> Iterator[asyncio.Event]:
+        """An event set each time any session publishes one (a turn starts or ends, the
+        agent asks for permission, ...): what the board's stream waits on."""
+        woken = asyncio.Event()
+        self._watchers.add(woken)
+        try:
+            yield woken
+        finally:
+            self._watchers.discard(woken)
+
     def _publish(self, session_id: str, event: dict[str, Any]) -> None:
+        for woken in self._watchers:
+            woken.set()
         for queue in self._listeners.get(session_id, ()):
             with contextlib.suppress(asyncio.QueueFull):
                 queue.put_nowait(event)

@@ -1,0 +1,178 @@
+"""The operator's board over HTTP against a real daemon: its security headers, escaping of
+hostile session names, the token, the same-origin rule on POSTs, GETs that change nothing, and
+the stream redrawing the cards when a turn starts and ends."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2
+import pytest
+from tests.api.support import Daemon, Home, running_daemon
+
+pytestmark = pytest.mark.process
+
+HOSTILE = '<img src=x onerror=alert(1)><script>alert("x")</script>'
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Home:
+    return Home.make(tmp_path_factory.mktemp("board"))
+
+
+@pytest.fixture(scope="module")
+def daemon(home: Home) -> Iterator[Daemon]:
+    with running_daemon(home, "--port", "0", "--no-uds", listeners=1) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def client(daemon: Daemon) -> Iterator[httpx2.Client]:
+    with daemon.client() as opened:
+        yield opened
+
+
+def create(client: httpx2.Client, **fields: Any) -> dict[str, Any]:
+    fields.setdefault("agent_name", "general")
+    response = client.post("/api/sessions", json=fields)
+    assert response.status_code == 201, response.text
+    session: dict[str, Any] = response.json()["session"]
+    return session
+
+
+def test_the_listening_line_names_the_board(daemon: Daemon) -> None:
+    assert re.search(r"board http://127\.0\.0\.1:\d+/", daemon.stderr)
+
+
+def test_every_board_response_has_a_strict_csp_and_no_inline_script(
+    client: httpx2.Client,
+) -> None:
+    for path in ("/", "/static/board.js", "/static/board.css", "/board/cards"):
+        response = client.get(path)
+        assert response.status_code == 200, path
+        csp = response.headers["content-security-policy"]
+        assert "script-src 'self'" in csp
+        assert "unsafe-inline" not in csp
+        assert "default-src 'none'" in csp
+        assert response.headers["x-content-type-options"] == "nosniff"
+    page = client.get("/").text
+    assert all("src=" in tag for tag in re.findall(r"<script[^>]*>", page))
+    assert not re.search(r"<script[^>]*>\s*[^<\s]", page)  # every script tag is empty
+
+
+def test_cards_sit_in_their_column_with_hostile_names_escaped(client: httpx2.Client) -> None:
+    made = create(client, name=HOSTILE)
+    cards = client.get("/board/cards").text
+    column = re.search(
+        r'<section class="column" data-column="(\w+)">((?:(?!</section>).)*)'
+        + re.escape(f'id="card-{made["id"]}"'),
+        cards,
+        re.S,
+    )
+    assert column is not None
+    assert column.group(1) == made["board_column"]
+    assert "<img src=x" not in cards
+    assert "<script>" not in cards
+    assert "&lt;img src=x onerror=alert(1)&gt;&lt;script&gt;" in cards
+
+
+def test_archived_sessions_are_hidden_unless_asked(client: httpx2.Client) -> None:
+    made = create(client, name="to be archived")
+    assert client.post(f"/api/sessions/{made['id']}/archive").status_code == 200
+    assert f'id="card-{made["id"]}"' not in client.get("/board/cards").text
+    assert f'id="card-{made["id"]}"' in client.get("/board/cards?archived=1").text
+
+
+def test_gets_change_nothing(client: httpx2.Client) -> None:
+    create(client, name="unchanged")
+    before = client.get("/api/sessions").json()
+    for path in ("/", "/board/cards", "/board/cards?archived=1", "/static/board.js"):
+        client.get(path)
+    with client.stream("GET", "/board/stream") as stream:
+        next(stream.iter_lines())
+    assert client.get("/api/sessions").json() == before
+
+
+def test_a_post_from_another_origin_is_refused(client: httpx2.Client) -> None:
+    made = create(client, name="guarded")
+    response = client.post(
+        f"/api/sessions/{made['id']}/archive", headers={"Origin": "http://evil.example"}
+    )
+    assert response.status_code == 403
+    assert client.get(f"/api/sessions/{made['id']}").json()["session"]["archived_at"] is None
+
+
+def test_the_board_stream_redraws_when_a_turn_starts_and_ends(client: httpx2.Client) -> None:
+    made = create(client, name="streamed", provider="echo")
+    card = f'id="card-{made["id"]}"'
+    with client.stream("GET", "/board/stream", timeout=60) as stream:
+        frames = _frames(stream.iter_lines())
+        first = next(frames)
+        assert card in first
+        response = client.post(
+            f"/api/sessions/{made['id']}/prompt", json={"prompt": HOSTILE, "wait": True}
+        )
+        assert response.status_code == 200, response.text
+        settled = client.get(f"/api/sessions/{made['id']}").json()["session"]["board_column"]
+        for frame in frames:  # the stream redraws until the card sits where the turn left it
+            found = re.search(r'data-column="(\w+)">(?:(?!</section>).)*' + card, frame, re.S)
+            if found and found.group(1) == settled and frame != first:
+                break
+        else:
+            pytest.fail("the stream ended before the card settled")
+    assert "<img src=x" not in frame
+
+
+def _frames(lines: Iterator[str]) -> Iterator[str]:
+    data: list[str] = []
+    for line in lines:
+        if line.startswith("data: "):
+            data.append(line[6:])
+        elif not line and data:
+            yield "\n".join(data)
+            data = []
+
+
+def test_with_a_token_the_page_loads_and_its_data_needs_the_token(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    home = Home.make(tmp_path_factory.mktemp("board-token"))
+    token_file = home.path.parent / "token"
+    token_file.write_text("s3cret-board-token\n")
+    authorized = {"Authorization": "Bearer s3cret-board-token"}
+    with (
+        running_daemon(
+            home,
+            *("--port", "0", "--no-uds", "--token-file", str(token_file)),
+            listeners=1,
+            ready_headers=authorized,
+        ) as running,
+        running.client() as anonymous,
+    ):
+        assert anonymous.get("/").status_code == 200  # the shell: no data, asks for the token
+        assert anonymous.get("/board/cards").status_code == 401
+        assert anonymous.get("/board/stream").status_code == 401
+        assert anonymous.get("/board/cards", headers=authorized).status_code == 200
+
+
+def test_the_session_page_escapes_names_and_agent_messages(client: httpx2.Client) -> None:
+    made = create(client, name=HOSTILE, provider="echo")
+    response = client.post(
+        f"/api/sessions/{made['id']}/prompt", json={"prompt": HOSTILE, "wait": True}
+    )
+    assert response.status_code == 200, response.text
+    shell = client.get(f"/session?id={made['id']}")
+    assert shell.headers["content-security-policy"].startswith("default-src 'none'")
+    assert made["id"] not in shell.text  # the shell holds no data: it loads before the token
+    detail = client.get("/board/session", params={"id": made["id"]}).text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in detail
+    assert "<img" not in detail
+    assert "<script" not in detail
+
+
+def test_the_session_fragment_of_an_unknown_session_is_a_404(client: httpx2.Client) -> None:
+    response = client.get("/board/session", params={"id": "sess-nope"})
+    assert response.status_code == 404
+    assert response.json()["error"]["reason"] == "session_not_found"
