@@ -30,6 +30,30 @@ LEFT_IN_FULL: Mapping[str, str] = {
         "the spec keeps profile_archived in compact approval grants and the profile (session "
         "presentation) in the full one; compozy__tool_approvals_revoke takes grants[].id"
     ),
+    "task.runs[].run_id": (
+        "a task's past runs are its history, in the full record; compact keeps current_run, "
+        "the run every follow-up (heartbeat, complete, fail, release) takes"
+    ),
+    "task.runs[].task_id": (
+        "a task's past runs are its history, in the full record; compact keeps current_run, "
+        "the run every follow-up (heartbeat, complete, fail, release) takes"
+    ),
+    "task.runs[].session_id": (
+        "a task's past runs are its history, in the full record; compact keeps current_run, "
+        "the run every follow-up (heartbeat, complete, fail, release) takes"
+    ),
+    "tasks[].runs[].run_id": (
+        "a task's past runs are its history, in the full record; compact keeps current_run, "
+        "the run every follow-up (heartbeat, complete, fail, release) takes"
+    ),
+    "tasks[].runs[].task_id": (
+        "a task's past runs are its history, in the full record; compact keeps current_run, "
+        "the run every follow-up (heartbeat, complete, fail, release) takes"
+    ),
+    "tasks[].runs[].session_id": (
+        "a task's past runs are its history, in the full record; compact keeps current_run, "
+        "the run every follow-up (heartbeat, complete, fail, release) takes"
+    ),
     "supervision.turn.turn_id": (
         "the spec puts supervision internals in the full result; compozy__session_wait waits "
         "for the latest turn without a turn_id, and compact compozy__session_history lists "

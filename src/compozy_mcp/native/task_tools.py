@@ -87,7 +87,7 @@ TASK_RUN = obj(
 )
 #: what compact keeps of a run: who holds it, until when, and what it delivered
 RUN_COMPACT = Fields.of(
-    "run_id", "session_id", "state", "claim_expires_at", "delivery_id", "branch"
+    "run_id", "task_id", "session_id", "state", "claim_expires_at", "delivery_id", "branch"
 )
 TASK_REVIEW = obj(
     {
