@@ -743,6 +743,7 @@ class SQLiteStore(Store):
         self._pool_lock = threading.Lock()
         self._readers: list[sqlite3.Connection] = []
         self._open: list[sqlite3.Connection] = []
+        self._closed = False
         self._writer = self._connect(writer=True)
         try:
             self._migrate()
@@ -885,7 +886,11 @@ class SQLiteStore(Store):
             yield conn
         finally:
             with self._pool_lock:
-                kept = len(self._readers) < READER_POOL_SIZE and conn in self._open
+                kept = (
+                    not self._closed
+                    and len(self._readers) < READER_POOL_SIZE
+                    and conn in self._open
+                )
                 if kept:
                     self._readers.append(conn)
             if not kept:
@@ -913,10 +918,23 @@ class SQLiteStore(Store):
         self.write_failure = None
 
     def close(self) -> None:
-        with self._pool_lock:
-            conns, self._open, self._readers = self._open, [], []
-        for conn in conns:
-            conn.close()
+        """Close every connection no thread is using; a write in flight in another thread
+        (an agent's start, say) finishes first, and a reader in use is closed when it is
+        given back: closing a connection under a running statement crashes the interpreter."""
+        acquired = self._write_lock.acquire(timeout=2 * max(self.busy_timeout_ms / 1000, 1))
+        try:
+            with self._pool_lock:
+                self._closed = True
+                idle = {id(conn) for conn in self._readers}
+                idle.add(id(self._writer))
+                conns = [conn for conn in self._open if id(conn) in idle]
+                self._open = [conn for conn in self._open if id(conn) not in idle]
+                self._readers = []
+            for conn in conns:
+                conn.close()
+        finally:
+            if acquired:
+                self._write_lock.release()
 
     def size(self) -> StoreSize:
         if self._memory:
