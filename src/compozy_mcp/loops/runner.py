@@ -87,6 +87,11 @@ def error_payload(exc: BaseException, tool_id: str | None = None) -> dict[str, A
     return failure("loop_node_failed", str(Reason.HANDLER_FAILED), str(exc) or type(exc).__name__)
 
 
+def _node_failed(what: str, limit: str, value: int, reason: Reason) -> NodeFailed:
+    """A node that would go past the limit named ``limit`` (a field of the settings)."""
+    return NodeFailed(error_payload(exceeded(what, limit, value, reason)))
+
+
 def safe_to_repeat(node: Node, tools: ToolRegistry) -> bool:
     if node.is_tool:
         tool = tools.find(node.kind)
@@ -317,44 +322,25 @@ class Runner:
     def hold(self, node: Node, output: Any) -> None:
         """Count a node's output against the node's and the run's budgets before the run
         keeps it: past either, the node fails with the limit and the run keeps nothing more."""
-        limits = self.limits
-        size = json_size_within(output, limits.node_output_bytes)
+        size = json_size_within(output, self.limits.node_output_bytes)
         if size is None:
-            raise NodeFailed(
-                error_payload(
-                    exceeded(
-                        f'node "{node.id}" made an output too large to keep',
-                        "loop_node_output_bytes",
-                        limits.node_output_bytes,
-                        Reason.OUTPUT_TOO_LARGE,
-                    )
-                )
-            )
-        if self.used is None or self.used + size > limits.run_bytes:
-            raise NodeFailed(
-                error_payload(
-                    exceeded(
-                        f'the run cannot keep node "{node.id}"\'s output: its outputs would '
-                        "pass the run's budget",
-                        "loop_run_bytes",
-                        limits.run_bytes,
-                        Reason.RUN_TOO_LARGE,
-                    )
-                )
+            raise self._past_output_budget(f'node "{node.id}" made an output too large to keep')
+        if self.used is None or self.used + size > self.limits.run_bytes:
+            raise _node_failed(
+                f'the run cannot keep node "{node.id}"\'s output: its outputs would pass the '
+                "run's budget",
+                "loop_run_bytes",
+                self.limits.run_bytes,
+                Reason.RUN_TOO_LARGE,
             )
         self.used += size
 
+    def _past_output_budget(self, what: str) -> NodeFailed:
+        limit = self.limits.node_output_bytes
+        return _node_failed(what, "loop_node_output_bytes", limit, Reason.OUTPUT_TOO_LARGE)
+
     def _too_large(self, node: Node) -> NodeFailed:
-        return NodeFailed(
-            error_payload(
-                exceeded(
-                    f'node "{node.id}" renders a value too large to make',
-                    "loop_node_output_bytes",
-                    self.limits.node_output_bytes,
-                    Reason.OUTPUT_TOO_LARGE,
-                )
-            )
-        )
+        return self._past_output_budget(f'node "{node.id}" renders a value too large to make')
 
     # --- references ---------------------------------------------------------------------------
 
