@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 import tempfile
 import time
@@ -74,7 +75,11 @@ async def _run(
         await call()
     profiler.stop()
     elapsed = time.perf_counter() - started
-    print(profiler.output_text(unicode=False, color=False, show_all=False))
+    print(
+        profiler.output_text(
+            unicode=False, color=False, show_all=bool(os.environ.get("PROFILE_ALL"))
+        )
+    )
     print(f"{args.calls} calls, {elapsed / args.calls * 1e6:.1f} us/call (under the profiler)")
 
 

@@ -121,6 +121,7 @@ class SessionLedger:
         self.store = store
         self.clock = clock
         self._states: OrderedDict[tuple[str, int], SessionState] = OrderedDict()
+        self._records: OrderedDict[tuple[str, int], tuple[RecordContext, Record]] = OrderedDict()
 
     def now(self) -> str:
         return timestamp(self.clock.now())
@@ -172,6 +173,39 @@ class SessionLedger:
         return self.records(reader, [state])[0]
 
     def records(self, reader: StoreReader, states: Sequence[SessionState]) -> list[Record]:
+        """The records of states (built afresh: a write's states are its own to change)."""
+        contexts = self._contexts(reader, states)
+        return [
+            session_record(state, context) for state, context in zip(states, contexts, strict=True)
+        ]
+
+    def read_records(self, reader: StoreReader, rows: Sequence[SessionRow]) -> list[Record]:
+        """The records of rows as stored, for reading only: never mutate what this returns.
+
+        A record is kept by (id, row version) with the context it was built from (profile,
+        workspace, children, worktree), and built again only when that context changed:
+        building one dumps tens of models (a bound runtime advertises tens of commands), which
+        was most of the cost of reading a session.
+        """
+        states = [self.read_state(row) for row in rows]
+        kept = self._records
+        out: list[Record] = []
+        for row, state, context in zip(rows, states, self._contexts(reader, states), strict=True):
+            key = (row.id, row.version)
+            found = kept.get(key)
+            if found is not None and found[0] == context:
+                kept.move_to_end(key)
+                out.append(found[1])
+                continue
+            record = session_record(state, context)
+            kept[key] = (context, record)
+            if len(kept) > STATE_CACHE_SIZE:
+                kept.popitem(last=False)
+            out.append(record)
+        return out
+
+    @staticmethod
+    def _contexts(reader: StoreReader, states: Sequence[SessionState]) -> list[RecordContext]:
         # A page holds few distinct profiles and workspaces: look each up once.
         profiles: dict[str, ProfileRow | None] = {}
         workspaces: dict[str, WorkspaceRow | None] = {}
@@ -184,14 +218,11 @@ class SessionLedger:
         for child in reader.child_summaries([s.id for s in states]):
             children.setdefault(child.parent_session_id, []).append(child)
         return [
-            session_record(
-                state,
-                RecordContext(
-                    profile=profiles[state.profile_id],
-                    workspace=workspaces[state.workspace_id],
-                    children=children.get(state.id, ()),
-                    worktree=reader.worktree(state.worktree_id) if state.worktree_id else None,
-                ),
+            RecordContext(
+                profile=profiles[state.profile_id],
+                workspace=workspaces[state.workspace_id],
+                children=tuple(children.get(state.id, ())),
+                worktree=reader.worktree(state.worktree_id) if state.worktree_id else None,
             )
             for state in states
         ]

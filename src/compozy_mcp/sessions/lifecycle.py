@@ -64,8 +64,10 @@ class Lifecycle:
     # --- reads ---------------------------------------------------------------------------
 
     def status(self, reader: StoreReader, call: CallInfo, session_id: str) -> Record:
-        _, state = self._ledger.load(reader, call, session_id, read_only=True)
-        return self._ledger.record(reader, state)
+        row = reader.session(session_id)
+        if row is None:
+            raise ResourceNotFound(call.tool_id, "session", session_id)
+        return self._ledger.read_records(reader, [row])[0]
 
     def query(self, call: CallInfo, filters: SessionFilter) -> SessionQuery:
         """The store query of a listing; checks the cursor before any store work."""
@@ -86,8 +88,7 @@ class Lifecycle:
         rows = reader.sessions(query)
         more = len(rows) > limit
         rows = rows[:limit]
-        ledger = self._ledger
-        records = ledger.records(reader, [ledger.read_state(r) for r in rows])
+        records = self._ledger.read_records(reader, rows)
         return SessionPage(records, encode_cursor(SESSION_CURSOR, rows[-1].seq) if more else None)
 
     # --- writes --------------------------------------------------------------------------
