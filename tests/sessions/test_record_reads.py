@@ -4,14 +4,21 @@ own row did not change; what did not change is the record read before."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.conftest import Caller
+from tests.runtime.inprocess import InProcessLauncher
 
-from compozy_mcp.assembly import App
+from compozy_mcp.assembly import App, open_app
 from compozy_mcp.calls import OPERATOR, CallInfo
+from compozy_mcp.clock import FixedClock
+from compozy_mcp.config import Settings
+from compozy_mcp.sessions.ledger import SessionLedger, session_row
+from compozy_mcp.store import SQLiteStore
 from compozy_mcp.store.worktrees import WorktreeRow
 
 pytestmark = pytest.mark.anyio
@@ -90,3 +97,51 @@ async def test_a_record_read_twice_without_a_change_is_the_same(call: Caller) ->
     session = (await call.create(name="twice"))["id"]
     assert await _status(call, session) == await _status(call, session)
     assert await call.full(session) == await call.full(session)
+
+
+@pytest.fixture
+def file_app(
+    settings: Settings, clock: FixedClock, launcher: InProcessLauncher, tmp_path: Path
+) -> Iterator[App]:
+    """An app on a store file that another store (another process) may write too."""
+    store = SQLiteStore(tmp_path / "state.db")
+    with open_app(settings, store=store, clock=clock, launcher=launcher) as opened:
+        yield opened
+
+
+async def test_a_change_another_process_commits_shows_in_the_next_read(
+    file_app: App, tmp_path: Path
+) -> None:
+    call = Caller(file_app)
+    session = (await call.create(name="before"))["id"]
+    assert (await _status(call, session))["name"] == "before"
+    other = SQLiteStore(tmp_path / "state.db")  # what another process sees and writes
+    try:
+        with other.write() as writer:
+            row = writer.session(session)
+            assert row is not None
+            state = SessionLedger.state(row)
+            state.name = "after"
+            writer.update_session(session_row(state, seq=row.seq, version=row.version))
+    finally:
+        other.close()
+    assert (await _status(call, session))["name"] == "after"
+    await file_app.shutdown()
+
+
+async def test_a_ttl_that_passes_with_nothing_committed_stops_the_session_at_the_next_read(
+    file_app: App, clock: FixedClock
+) -> None:
+    call = Caller(file_app)
+    parent = (await call.create())["id"]
+    child = (
+        await call.structured(
+            "compozy__session_spawn",
+            {"parent_session_id": parent, "agent_name": "general", "ttl_seconds": 60},
+        )
+    )["session_id"]
+    assert (await _status(call, child))["state"] == "active"
+    assert (await _status(call, child))["state"] == "active"  # read again: nothing changed
+    clock.advance(61)
+    assert (await _status(call, child))["state"] == "stopped"
+    await file_app.shutdown()

@@ -11,7 +11,7 @@ import base64
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Literal
 
 from compozy_mcp.calls import CallInfo
@@ -122,6 +122,10 @@ class SessionLedger:
         self.clock = clock
         self._states: OrderedDict[tuple[str, int], SessionState] = OrderedDict()
         self._records: OrderedDict[tuple[str, int], tuple[RecordContext, Record]] = OrderedDict()
+        #: the last record read of a session, with the store revision it was read at
+        self._latest: OrderedDict[str, tuple[Hashable, Record]] = OrderedDict()
+        #: the earliest TTL of a session not stopped, at a store revision
+        self._expiry: tuple[Hashable, str | None] | None = None
 
     def now(self) -> str:
         return timestamp(self.clock.now())
@@ -178,6 +182,29 @@ class SessionLedger:
         return [
             session_record(state, context) for state, context in zip(states, contexts, strict=True)
         ]
+
+    def read_record(self, reader: StoreReader, call: CallInfo, session_id: str) -> Record:
+        """One session's record as stored, for reading only: never mutate what this returns.
+
+        While the store's revision stays the same (nothing committed anywhere), the record
+        read last is the answer without reading the store again."""
+        revision = reader.revision()
+        latest = self._latest
+        if revision is not None:
+            found = latest.get(session_id)
+            if found is not None and found[0] == revision:
+                latest.move_to_end(session_id)
+                return found[1]
+        row = reader.session(session_id)
+        if row is None:
+            raise ResourceNotFound(call.tool_id, "session", session_id)
+        record = self.read_records(reader, [row])[0]
+        if revision is not None:
+            latest[session_id] = (revision, record)
+            latest.move_to_end(session_id)
+            if len(latest) > STATE_CACHE_SIZE:
+                latest.popitem(last=False)
+        return record
 
     def read_records(self, reader: StoreReader, rows: Sequence[SessionRow]) -> list[Record]:
         """The records of rows as stored, for reading only: never mutate what this returns.
@@ -331,7 +358,14 @@ class SessionLedger:
         return stopped
 
     def has_expired(self, reader: StoreReader) -> bool:
-        return reader.any_expired(self.now())
+        revision = reader.revision()
+        if revision is None:
+            return reader.any_expired(self.now())
+        kept = self._expiry
+        if kept is None or kept[0] != revision:
+            kept = self._expiry = (revision, reader.earliest_expiry())
+        earliest = kept[1]
+        return earliest is not None and earliest <= self.now()
 
     def mutate(self, call: CallInfo, session_id: str, change: Change) -> Record:
         """Load, change and save one session in one transaction; returns its record.

@@ -64,10 +64,7 @@ class Lifecycle:
     # --- reads ---------------------------------------------------------------------------
 
     def status(self, reader: StoreReader, call: CallInfo, session_id: str) -> Record:
-        row = reader.session(session_id)
-        if row is None:
-            raise ResourceNotFound(call.tool_id, "session", session_id)
-        return self._ledger.read_records(reader, [row])[0]
+        return self._ledger.read_record(reader, call, session_id)
 
     def query(self, call: CallInfo, filters: SessionFilter) -> SessionQuery:
         """The store query of a listing; checks the cursor before any store work."""

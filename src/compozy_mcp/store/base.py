@@ -8,7 +8,7 @@ nothing. Session rows are compared-and-swapped on ``version``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -295,6 +295,19 @@ class StoreReader(HeartbeatReader, LoopReader, TaskReader, WorktreeReader):
     @abstractmethod
     def any_expired(self, now: str) -> bool:
         """Whether :meth:`expired_sessions` would find one (without reading any)."""
+
+    def revision(self) -> Hashable | None:
+        """A value that changes whenever what this reader sees may have changed, by a commit of
+        this process or another: two reads with equal revisions see the same data, so what was
+        derived from one serves the other. ``None`` (the default, and always inside a write):
+        this reader cannot tell, and nothing is kept across reads on it."""
+        return None
+
+    def earliest_expiry(self) -> str | None:
+        """The earliest ``ttl_expires_at`` of a session not stopped (``None``: none has one),
+        kept with the :meth:`revision` so that :meth:`any_expired` need not be asked again
+        while nothing changes. Required of a reader whose revision is not ``None``."""
+        raise NotImplementedError(f"{type(self).__name__} gives no revision")
 
     @abstractmethod
     def ancestry(self, session_id: str) -> list[str]:

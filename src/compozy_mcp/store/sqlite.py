@@ -21,7 +21,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import astuple, fields
 from pathlib import Path
@@ -276,6 +276,23 @@ class _SQLiteReader(
         )
         return row is not None
 
+    def revision(self) -> Hashable | None:
+        # data_version changes when another connection commits (another process, or this
+        # process's writer, when this is a pooled reader); total_changes when this connection
+        # writes (the in-memory store reads on its writer). A write's own reader is never
+        # asked: its changes may yet roll back, which total_changes would not undo.
+        conn = self._conn
+        row = conn.execute("PRAGMA data_version").fetchone()
+        return (conn, row[0], conn.total_changes)
+
+    def earliest_expiry(self) -> str | None:
+        row = self._one(
+            "SELECT ttl_expires_at FROM sessions WHERE ttl_expires_at IS NOT NULL "
+            "AND state != 'stopped' ORDER BY ttl_expires_at LIMIT 1",
+            (),
+        )
+        return None if row is None else str(row[0])
+
     def ancestry(self, session_id: str) -> list[str]:
         rows = self._conn.execute(
             "WITH RECURSIVE up(id, parent, depth) AS ("
@@ -422,6 +439,9 @@ class _SQLiteWriter(
     _SQLiteReader,
     StoreWriter,
 ):
+    def revision(self) -> Hashable | None:
+        return None  # what a write changes may roll back: nothing is kept from inside one
+
     def insert_workspace(self, row: WorkspaceRow) -> None:
         self._conn.execute(
             "INSERT INTO workspaces (id, name, path, created_at, trusted_at) "
