@@ -2,6 +2,7 @@
 
     pip install pyinstrument   # not a project dependency
     python -m benchmarks.profile_calls --row b [--calls 3000] [--mode auto|legacy] [--dispatch]
+        [--all] [--flat]
 
 ``--dispatch`` profiles ``Dispatcher.call`` alone (no MCP client or server), to separate our
 code from the SDK's. Prints pyinstrument's call tree, and the mean time per call.
@@ -12,7 +13,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
-import os
 import sys
 import tempfile
 import time
@@ -75,11 +75,7 @@ async def _run(
         await call()
     profiler.stop()
     elapsed = time.perf_counter() - started
-    print(
-        profiler.output_text(
-            unicode=False, color=False, show_all=bool(os.environ.get("PROFILE_ALL"))
-        )
-    )
+    print(profiler.output_text(unicode=False, color=False, show_all=args.all, flat=args.flat))
     print(f"{args.calls} calls, {elapsed / args.calls * 1e6:.1f} us/call (under the profiler)")
 
 
@@ -91,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=("auto", "legacy"), default="auto")
     parser.add_argument("--dispatch", action="store_true", help="Dispatcher.call only")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--all", action="store_true", help="show the SDK's frames too")
+    parser.add_argument("--flat", action="store_true", help="functions by their own time")
     anyio.run(profile, parser.parse_args(argv))
     return 0
 

@@ -82,8 +82,21 @@ META_TITLE = "compozy.dev/title"
 META_APPROVAL_TOKEN = "compozy.dev/approval_token"
 
 
-def call_result(result: ToolResult) -> CallToolResult:
-    """``structuredContent`` is the record; the one text block is the same JSON, serialized."""
+#: a result as the wire carries it (``tools/call``'s ``CallToolResult``, by its wire names)
+WireResult = dict[str, Any]
+
+
+def call_result(result: ToolResult) -> WireResult:
+    """``structuredContent`` is the record; the one text block is the same JSON, serialized.
+
+    Built in its wire form: the SDK takes a dict as the result's wire form, where a
+    ``CallToolResult`` model would be validated from the record and dumped back to this dict,
+    two more walks of the whole record per call (the larger the record, the more they cost)."""
+    out: WireResult = {
+        "resultType": "complete",
+        "content": [{"type": "text", "text": result.structured_json.decode()}],
+        "structuredContent": result.structured,
+    }
     meta: dict[str, Any] | None = None
     if result.truncated:
         meta = {
@@ -92,11 +105,9 @@ def call_result(result: ToolResult) -> CallToolResult:
         }
     if result.title is not None:
         meta = {**(meta or {}), META_TITLE: result.title}
-    return CallToolResult(
-        content=[TextContent(text=result.structured_json.decode())],
-        structured_content=result.structured,
-        _meta=meta,
-    )
+    if meta is not None:
+        out["_meta"] = meta
+    return out
 
 
 def mcp_error(error: CompozyError) -> CallToolResult:
@@ -123,7 +134,7 @@ ListTools = Callable[
 ]
 CallTool = Callable[
     [ServerRequestContext[Any], CallToolRequestParams],
-    Awaitable[CallToolResult | InputRequiredResult],
+    Awaitable[CallToolResult | InputRequiredResult | WireResult],
 ]
 InputSchema = Callable[[str], Mapping[str, Any] | None]
 
@@ -156,16 +167,19 @@ def native_server(
     """The SDK server every native-tool surface serves (the proxy and the relay): the same name,
     instructions and catalog cache hint; input schemas by name, so that a Streamable HTTP call
     does not re-run the listing; ``tools/list_changed`` through ``changes``."""
-    return CatalogServer(
+    server = CatalogServer(
         SERVER_NAME,
         version=__version__,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
-        on_call_tool=call_tool,
         on_subscriptions_listen=changes.listen,
         get_tool_input_schema=input_schema,
         cache_hints={"tools/list": CacheHint(ttl_ms=catalog_ttl_ms, scope="private")},
     )
+    # registered by method: a handler may answer in wire form (:func:`call_result`), which
+    # ``on_call_tool`` does not let it
+    server.add_request_handler("tools/call", CallToolRequestParams, call_tool)
+    return server
 
 
 def _forwarded_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -352,7 +366,7 @@ class ProxyServer:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
-    ) -> CallToolResult | InputRequiredResult:
+    ) -> CallToolResult | InputRequiredResult | WireResult:
         self.changes.remember(ctx)
         name = params.name
         await self._upstreams_ready(ctx)
@@ -373,7 +387,7 @@ class ProxyServer:
         scope: CallScope,
         name: str,
         arguments: dict[str, Any] | None,
-    ) -> CallToolResult | InputRequiredResult:
+    ) -> CallToolResult | InputRequiredResult | WireResult:
         """One call, wherever its tool lives: the discovery call tool, an upstream server's
         tool (forwarded), or a native tool (the one dispatch path). Raises the
         :class:`CompozyError` the call ends in; an upstream server's JSON-RPC error raises
@@ -396,7 +410,7 @@ class ProxyServer:
         scope: CallScope,
         name: str,
         arguments: dict[str, Any],
-    ) -> CallToolResult | InputRequiredResult:
+    ) -> InputRequiredResult | WireResult:
         """A native tool call through dispatch. A call that waits for approval is put to the
         person at the client when it supports elicitation (:mod:`.elicit`), then retried."""
         token = _approval_token(ctx.meta)
@@ -432,7 +446,7 @@ class ProxyServer:
         upstream: Upstream,
         own_name: str,
         arguments: dict[str, Any] | None,
-    ) -> CallToolResult:
+    ) -> CallToolResult | WireResult:
         if not self.app.catalog.server_visible(upstream.name, scope):
             raise _not_allowed(name, upstream.name, scope)
         meta = _forwarded_meta(ctx.meta)
@@ -472,7 +486,7 @@ class ProxyServer:
 
     async def _tool_call(
         self, ctx: ServerRequestContext[Any], scope: CallScope, arguments: dict[str, Any] | None
-    ) -> CallToolResult | InputRequiredResult:
+    ) -> CallToolResult | InputRequiredResult | WireResult:
         """``compozy__tool_call``: the call ``tools/call`` with ``tool_id`` and ``input`` would
         make; an unknown ``tool_id`` is a tool error (the model must see it)."""
         args = arguments or {}
