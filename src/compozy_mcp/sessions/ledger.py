@@ -12,10 +12,11 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
+from datetime import datetime
 from typing import Any, Literal
 
 from compozy_mcp.calls import CallInfo
-from compozy_mcp.clock import Clock, timestamp
+from compozy_mcp.clock import Clock, parse_timestamp, timestamp
 from compozy_mcp.errors import ResourceNotFound, StaleFence, ToolConflict
 from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.model import Diagnostic, QueuedPrompt, SessionState, StopCause
@@ -32,6 +33,7 @@ from compozy_mcp.store.base import (
     WorkspaceRow,
 )
 from compozy_mcp.store.worktrees import WorktreeRow, WorktreeTaken
+from compozy_mcp.views.shared import SHARED
 
 #: characters of a queued prompt a record shows
 PREVIEW_CHARS = 80
@@ -125,7 +127,7 @@ class SessionLedger:
         #: the last record read of a session, with the store revision it was read at
         self._latest: OrderedDict[str, tuple[Hashable, Record]] = OrderedDict()
         #: the earliest TTL of a session not stopped, at a store revision
-        self._expiry: tuple[Hashable, str | None] | None = None
+        self._expiry: tuple[Hashable, datetime | None] | None = None
 
     def now(self) -> str:
         return timestamp(self.clock.now())
@@ -225,6 +227,7 @@ class SessionLedger:
                 out.append(found[1])
                 continue
             record = session_record(state, context)
+            SHARED.share(record)  # read-only from here: its compact view is projected once
             kept[key] = (context, record)
             if len(kept) > STATE_CACHE_SIZE:
                 kept.popitem(last=False)
@@ -363,9 +366,11 @@ class SessionLedger:
             return reader.any_expired(self.now())
         kept = self._expiry
         if kept is None or kept[0] != revision:
-            kept = self._expiry = (revision, reader.earliest_expiry())
-        earliest = kept[1]
-        return earliest is not None and earliest <= self.now()
+            earliest = reader.earliest_expiry()
+            # kept as a moment: comparing it with the clock's needs no timestamp formatted
+            kept = self._expiry = (revision, parse_timestamp(earliest) if earliest else None)
+        moment = kept[1]
+        return moment is not None and moment <= self.clock.now()
 
     def mutate(self, call: CallInfo, session_id: str, change: Change) -> Record:
         """Load, change and save one session in one transaction; returns its record.

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from compozy_mcp.errors import ToolRegistrationError
 from compozy_mcp.reasons import Reason
+from compozy_mcp.views.shared import SHARED, VIEWS_PER_RECORD
 
 
 class Node:
@@ -89,31 +90,48 @@ class Each(Node):
 def project(value: Any, node: Node) -> Any:
     """Project ``value`` through ``node``; the result shares every kept leaf with ``value``.
 
-    Never copies or mutates the input. Keys keep the order they have in the record.
+    Never copies or mutates the input. Keys keep the order they have in the record. A shared
+    record's view (:mod:`.shared`) is projected once and is the same object after.
     """
     if node is KEEP or value is None:
         return value
     if type(node) is Fields:
-        if not isinstance(value, dict):
-            raise TypeError(f"a view expected an object, the record holds {type(value).__name__}")
-        wanted = node.fields
-        out = {
-            key: _project_kept(item, wanted[key]) for key, item in value.items() if key in wanted
-        }
-        for key in node.sparse:
-            if out.get(key) == {}:
-                del out[key]
-        return out
+        kept = SHARED.views(value)
+        if kept is not None:
+            return _kept_view(value, node, kept)
+        return _project_fields(value, node)
     if type(node) is Each:
         if not isinstance(value, list):
             raise TypeError(f"a view expected an array, the record holds {type(value).__name__}")
         item_node = node.item
         dropped = [name for name, rule in node.drop_when.items() if rule.holds(value)]
         if dropped and type(item_node) is Fields:
-            kept = {k: v for k, v in item_node.fields.items() if k not in dropped}
-            item_node = Fields(kept, item_node.omit_empty)
+            fields = {k: v for k, v in item_node.fields.items() if k not in dropped}
+            item_node = Fields(fields, item_node.omit_empty)
         return [project(item, item_node) for item in value]
     raise TypeError(f"unknown view node {node!r}")
+
+
+def _project_fields(value: Any, node: Fields) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TypeError(f"a view expected an object, the record holds {type(value).__name__}")
+    wanted = node.fields
+    out = {key: _project_kept(item, wanted[key]) for key, item in value.items() if key in wanted}
+    for key in node.sparse:
+        if out.get(key) == {}:
+            del out[key]
+    return out
+
+
+def _kept_view(value: dict[str, Any], node: Fields, kept: list[tuple[object, Any]]) -> Any:
+    """A shared record's view through ``node``: projected once, then the same object."""
+    for seen, view in kept:
+        if seen is node:
+            return view
+    view = _project_fields(value, node)
+    if len(kept) < VIEWS_PER_RECORD:
+        kept.append((node, view))
+    return view
 
 
 def _project_kept(value: Any, node: Node) -> Any:
