@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 #: the smallest limit on one SSE event among common MCP clients: the Python SDK client's
@@ -55,9 +56,12 @@ def _response_body(lines: list[bytes]) -> bytes | None:
         return None
     body = b"\n".join(data)
     try:
-        message = json.loads(body)
-    except ValueError:
-        return None
+        message = orjson.loads(body)  # every answer passes here: the fast parser first
+    except orjson.JSONDecodeError:
+        try:
+            message = json.loads(body)  # what orjson refuses (an integer past 64 bits)
+        except ValueError:
+            return None
     if not isinstance(message, dict) or "method" in message:
         return None
     if "id" in message and ("result" in message or "error" in message):

@@ -1,0 +1,257 @@
+"""MCP over HTTP under load: calls/s and latency with many clients calling at once.
+
+Rows, each against its own server process (:mod:`benchmarks.servers`, JSON responses):
+
+(a) the SDK's bare low-level ``Server``, ``echo``;
+(b) our proxy, ``echo`` as a native tool;
+(c) our ``compozy__session_status``, compact, on the realistic world of ``call_overhead``;
+(d) the same, full.
+
+One client process (this one) holds ``--clients`` SDK client sessions per row, each calling in a
+loop; a set runs every row for ``--seconds`` in turn (a different row order in each set), and
+sets repeat, so that drift on a shared machine hits every row alike. calls/s is the median over
+sets; a ratio is the median of per-set ratios to (a); latencies pool every call.
+
+    python -m benchmarks.http_load [--clients 30] [--seconds 10] [--sets 3] [--rows abcd] [--json]
+
+The clients share the machine's cores with the servers (and with whatever else runs): the
+figures compare rows, they do not measure a server alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import tempfile
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+from anyio.abc import Process
+
+from benchmarks.call_overhead import (
+    CALLS,
+    KIND,
+    Call,
+    Setup,
+    prepared,
+    sdk_client,
+    start_http,
+)
+from benchmarks.common import emit_json, machine, machine_line, median, percentile, table
+from benchmarks.records import DEFAULT_SEED
+
+ROWS = {
+    "a": "SDK low-level Server, echo",
+    "b": "proxy, echo as a native tool",
+    "c": "proxy, session_status compact",
+    "d": "proxy, session_status full",
+}
+#: the issue's targets, as ratios of calls/s to (a)
+TARGETS = {"b": 1.0, "c": 0.9}
+
+
+@dataclass(slots=True)
+class LoadSet:
+    calls: int
+    seconds: float
+    latencies_ns: list[int]
+
+    @property
+    def calls_per_s(self) -> float:
+        return self.calls / self.seconds
+
+
+@dataclass(slots=True)
+class LoadRow:
+    key: str
+    sets: list[LoadSet] = field(default_factory=list)
+
+
+async def run_set(calls: list[Call], seconds: float) -> LoadSet:
+    """Every client calls in a loop until ``seconds`` pass; calls under way then finish."""
+    latencies: list[int] = []
+    clock = time.perf_counter_ns
+    deadline = clock() + int(seconds * 1e9)
+
+    async def client(call: Call) -> None:
+        while clock() < deadline:
+            began = clock()
+            await call()
+            latencies.append(clock() - began)
+
+    started = clock()
+    async with anyio.create_task_group() as tg:
+        for call in calls:
+            tg.start_soon(client, call)
+    return LoadSet(len(latencies), (clock() - started) / 1e9, latencies)
+
+
+async def measure_rows(
+    setup: Setup, rows: list[str], clients: int, seconds: float, sets: int, log: TextIO
+) -> list[LoadRow]:
+    inputs = {
+        "echo": {"text": "hello, compozy"},
+        "compact": {"session_id": setup.session_id},
+        "full": {"session_id": setup.session_id, "result_view": "full"},
+    }
+    procs: list[Process] = []
+    results = {key: LoadRow(key) for key in rows}
+    try:
+        urls: dict[str, str] = {}
+        for key in rows:  # one server process per row: a row's load never slows another's
+            proc, urls[key] = await start_http(KIND[key], setup.world, log)
+            procs.append(proc)
+        async with AsyncExitStack() as stack:
+            callers: dict[str, list[Call]] = {}
+            for key in rows:
+                tool, args, check = CALLS[key]
+                callers[key] = [
+                    (
+                        await stack.enter_async_context(
+                            sdk_client(urls[key], tool, inputs[args], check)
+                        )
+                    )[0]
+                    for _ in range(clients)
+                ]
+            for key in rows:  # warm-up: connections, caches
+                await run_set(callers[key], min(seconds, 2.0))
+            for index in range(sets):
+                shift = index % len(rows)
+                for key in rows[shift:] + rows[:shift]:
+                    results[key].sets.append(await run_set(callers[key], seconds))
+    finally:
+        for proc in procs:
+            proc.terminate()
+            with anyio.move_on_after(10):
+                await proc.wait()
+            if proc.returncode is None:
+                proc.kill()
+    return [results[key] for key in rows]
+
+
+def summarize(rows: list[LoadRow]) -> list[dict[str, Any]]:
+    base = next((row for row in rows if row.key == "a"), None)
+    out = []
+    for row in rows:
+        rates = [s.calls_per_s for s in row.sets]
+        latencies = [lat / 1e6 for s in row.sets for lat in s.latencies_ns]
+        entry: dict[str, Any] = {
+            "row": row.key,
+            "what": ROWS[row.key],
+            "calls_per_s": round(median(rates), 1),
+            "calls_per_s_min": round(min(rates), 1),
+            "calls_per_s_max": round(max(rates), 1),
+            "latency_p50_ms": round(median(latencies), 2),
+            "latency_p99_ms": round(percentile(latencies, 0.99), 2),
+        }
+        if base is not None:
+            paired = [
+                s.calls_per_s / b.calls_per_s for s, b in zip(row.sets, base.sets, strict=True)
+            ]
+            entry["ratio_to_a"] = round(median(paired), 3)
+        out.append(entry)
+    return out
+
+
+def targets(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    by_row = {r["row"]: r for r in rows}
+    out: dict[str, Any] = {}
+    base = by_row.get("a")
+    for key, wanted in TARGETS.items():
+        row = by_row.get(key)
+        if row is None or base is None:
+            continue
+        out[f"{key}_over_a"] = {
+            "target": f"calls/s >= {wanted} x (a), p99 no worse",
+            "value": row["ratio_to_a"],
+            "p99_ms": [row["latency_p99_ms"], base["latency_p99_ms"]],
+            "met": row["ratio_to_a"] >= wanted and row["latency_p99_ms"] <= base["latency_p99_ms"],
+        }
+    return out
+
+
+async def measure(args: argparse.Namespace) -> dict[str, Any]:
+    rows = [key for key in ROWS if key in args.rows]
+    with tempfile.TemporaryDirectory(prefix="compozy-bench-") as directory:
+        log_path = Path(directory) / "servers.log"
+        async with prepared(Path(directory), args.seed, quick=False) as setup:
+            with log_path.open("a", encoding="utf-8") as log:
+                try:
+                    measured = await measure_rows(
+                        setup, rows, args.clients, args.seconds, args.sets, log
+                    )
+                except BaseException:
+                    log.flush()
+                    sys.stderr.write(log_path.read_text(encoding="utf-8")[-4000:])
+                    raise
+    summary = summarize(measured)
+    return {
+        "benchmark": "http_load",
+        "clients": args.clients,
+        "seconds_per_set": args.seconds,
+        "sets": args.sets,
+        "results": summary,
+        "targets": targets(summary),
+        "machine": machine(),
+    }
+
+
+def report(result: dict[str, Any]) -> str:
+    lines = [
+        f"MCP over HTTP, {result['clients']} clients at once, {result['sets']} sets of "
+        f"{result['seconds_per_set']:g} s per row; calls/s = median over sets [min-max], "
+        "ratio = median of per-set ratios to (a)",
+        table(
+            ["row", "calls/s", "range", "p50 ms", "p99 ms", "ratio to a"],
+            [
+                [
+                    f"({r['row']}) {r['what']}",
+                    r["calls_per_s"],
+                    f"{r['calls_per_s_min']:,.0f}-{r['calls_per_s_max']:,.0f}",
+                    r["latency_p50_ms"],
+                    r["latency_p99_ms"],
+                    f"{r['ratio_to_a']:.2f}" if "ratio_to_a" in r else "-",
+                ]
+                for r in result["results"]
+            ],
+        ),
+        "",
+        "targets:",
+    ]
+    for name, target in result["targets"].items():
+        verdict = "met" if target["met"] else "MISSED"
+        lines.append(
+            f"  {name}: {target['target']}: {target['value']} "
+            f"(p99 {target['p99_ms'][0]} vs {target['p99_ms'][1]} ms) ({verdict})"
+        )
+    lines += ["", machine_line(result["machine"])]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.http_load", description=__doc__)
+    parser.add_argument("--clients", type=int, default=30, help="client sessions per row")
+    parser.add_argument("--seconds", type=float, default=10.0, help="seconds per row and set")
+    parser.add_argument("--sets", type=int, default=3)
+    parser.add_argument("--rows", default="abcd", help="which rows, e.g. abc (default: abcd)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="world seed")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    args = parser.parse_args(argv)
+    if not set(args.rows) <= set(ROWS) or "a" not in args.rows:
+        parser.error(f"--rows takes letters from {''.join(ROWS)}, (a) among them")
+    result = anyio.run(measure, args)
+    if args.json:
+        emit_json(result)
+    else:
+        print(report(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
