@@ -10,9 +10,11 @@ Rows, each against its own server process (:mod:`benchmarks.servers`, JSON respo
 One client process (this one) holds ``--clients`` SDK client sessions per row, each calling in a
 loop; a set runs every row for ``--seconds`` in turn (a different row order in each set), and
 sets repeat, so that drift on a shared machine hits every row alike. calls/s is the median over
-sets; a ratio is the median of per-set ratios to (a); latencies pool every call.
+sets; a ratio is the median of per-set ratios to (a); latencies pool every call. The server's
+CPU time per call (from ``/proc``) is what the shared machine's load moves least.
 
     python -m benchmarks.http_load [--clients 30] [--seconds 10] [--sets 3] [--rows abcd] [--json]
+        [--quick]
 
 The clients share the machine's cores with the servers (and with whatever else runs): the
 figures compare rows, they do not measure a server alone.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import tempfile
 import time
@@ -60,6 +63,8 @@ class LoadSet:
     calls: int
     seconds: float
     latencies_ns: list[int]
+    #: CPU seconds the server process spent during the set (user + system)
+    server_cpu_s: float = 0.0
 
     @property
     def calls_per_s(self) -> float:
@@ -91,6 +96,13 @@ async def run_set(calls: list[Call], seconds: float) -> LoadSet:
     return LoadSet(len(latencies), (clock() - started) / 1e9, latencies)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux ``/proc``): on a shared machine what
+    a server spends per call says more than its calls/s, which others' load moves."""
+    fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def measure_rows(
     setup: Setup, rows: list[str], clients: int, seconds: float, sets: int, log: TextIO
 ) -> list[LoadRow]:
@@ -103,9 +115,11 @@ async def measure_rows(
     results = {key: LoadRow(key) for key in rows}
     try:
         urls: dict[str, str] = {}
+        pids: dict[str, int] = {}
         for key in rows:  # one server process per row: a row's load never slows another's
             proc, urls[key] = await start_http(KIND[key], setup.world, log)
             procs.append(proc)
+            pids[key] = proc.pid
         async with AsyncExitStack() as stack:
             callers: dict[str, list[Call]] = {}
             for key in rows:
@@ -123,7 +137,10 @@ async def measure_rows(
             for index in range(sets):
                 shift = index % len(rows)
                 for key in rows[shift:] + rows[:shift]:
-                    results[key].sets.append(await run_set(callers[key], seconds))
+                    before = cpu_seconds(pids[key])
+                    done = await run_set(callers[key], seconds)
+                    done.server_cpu_s = cpu_seconds(pids[key]) - before
+                    results[key].sets.append(done)
     finally:
         for proc in procs:
             proc.terminate()
@@ -148,6 +165,9 @@ def summarize(rows: list[LoadRow]) -> list[dict[str, Any]]:
             "calls_per_s_max": round(max(rates), 1),
             "latency_p50_ms": round(median(latencies), 2),
             "latency_p99_ms": round(percentile(latencies, 0.99), 2),
+            "server_cpu_us_per_call": round(
+                sum(s.server_cpu_s for s in row.sets) / sum(s.calls for s in row.sets) * 1e6, 1
+            ),
         }
         if base is not None:
             paired = [
@@ -179,7 +199,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     rows = [key for key in ROWS if key in args.rows]
     with tempfile.TemporaryDirectory(prefix="compozy-bench-") as directory:
         log_path = Path(directory) / "servers.log"
-        async with prepared(Path(directory), args.seed, quick=False) as setup:
+        async with prepared(Path(directory), args.seed, quick=args.quick) as setup:
             with log_path.open("a", encoding="utf-8") as log:
                 try:
                     measured = await measure_rows(
@@ -192,6 +212,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     summary = summarize(measured)
     return {
         "benchmark": "http_load",
+        "quick": args.quick,
         "clients": args.clients,
         "seconds_per_set": args.seconds,
         "sets": args.sets,
@@ -207,7 +228,7 @@ def report(result: dict[str, Any]) -> str:
         f"{result['seconds_per_set']:g} s per row; calls/s = median over sets [min-max], "
         "ratio = median of per-set ratios to (a)",
         table(
-            ["row", "calls/s", "range", "p50 ms", "p99 ms", "ratio to a"],
+            ["row", "calls/s", "range", "p50 ms", "p99 ms", "ratio to a", "server CPU us/call"],
             [
                 [
                     f"({r['row']}) {r['what']}",
@@ -216,6 +237,7 @@ def report(result: dict[str, Any]) -> str:
                     r["latency_p50_ms"],
                     r["latency_p99_ms"],
                     f"{r['ratio_to_a']:.2f}" if "ratio_to_a" in r else "-",
+                    r["server_cpu_us_per_call"],
                 ]
                 for r in result["results"]
             ],
@@ -242,7 +264,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", default="abcd", help="which rows, e.g. abc (default: abcd)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="world seed")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument("--quick", action="store_true", help="3 clients, one set of 0.5 s")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.clients, args.seconds, args.sets = 3, 0.5, 1
     if not set(args.rows) <= set(ROWS) or "a" not in args.rows:
         parser.error(f"--rows takes letters from {''.join(ROWS)}, (a) among them")
     result = anyio.run(measure, args)

@@ -27,7 +27,7 @@ from mcp.types import (
     Tool,
 )
 
-from compozy_mcp import __version__
+from compozy_mcp import __version__, jsonutil
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import OPERATOR, PROGRESS, RESULT_CEILING, CallScope, scope_of
 from compozy_mcp.dispatch import ToolResult
@@ -182,6 +182,12 @@ def native_server(
     return server
 
 
+def declares_mcp_headers(schema: Mapping[str, Any]) -> bool:
+    """Whether an input schema declares an ``Mcp-Param-*`` header anywhere
+    (``x-mcp-header``, the 2026-07-28 routing headers)."""
+    return b'"x-mcp-header"' in jsonutil.dumps(schema)
+
+
 def _forwarded_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
     """The part of a call's ``_meta`` that goes on to the server: not the progress token (the
     SDK makes one for its own request) nor the 2026-07-28 envelope's keys."""
@@ -257,12 +263,16 @@ class ProxyServer:
         self.changes = ToolsChanged()
         self._listings: dict[CallScope, tuple[int, Pages]] = {}
         self._session_roots: dict[str, tuple[Path, ...]] = {}
-        # A scope changes which tools are listed, never their schemas.
+        # A scope changes which tools are listed, never their schemas. Only a schema that
+        # declares an Mcp-Param header is lent to the SDK, which walks the whole schema on
+        # every Streamable HTTP call to find the headers it declares: for any other there is
+        # nothing to check, and the SDK checks nothing without one.
         visible = app.catalog.visible(OPERATOR if scope_per_request else scope)
+        schemas = {tool.name: tool.input_schema for tool in map(self.advertise, visible)}
+        schemas[TOOL_CALL] = TOOL_CALL_SCHEMA
         self._schemas: dict[str, Mapping[str, Any]] = {
-            tool.name: tool.input_schema for tool in map(self.advertise, visible)
+            name: schema for name, schema in schemas.items() if declares_mcp_headers(schema)
         }
-        self._schemas[TOOL_CALL] = TOOL_CALL_SCHEMA
         if upstreams is not None:
             app.catalog.attach(upstreams)
             upstreams.listen(self.changes.announce)
