@@ -11,6 +11,7 @@ from compozy_mcp.cli.context import Context
 from compozy_mcp.cli.options import output_options
 from compozy_mcp.cli.output import Column, Style, emit, table
 from compozy_mcp.cli.reporting import EXIT_OK
+from compozy_mcp.hostapi import operations as ops
 
 AGENT_TABLE = (
     Column.key("NAME", "name"),
@@ -21,7 +22,11 @@ AGENT_TABLE = (
 
 
 def list_agents(args: argparse.Namespace, context: Context) -> int:
-    listed = context.call(lambda host: host.list_agents(args.workspace))
+    listed = context.call(
+        lambda host: host.call(
+            ops.LIST_AGENTS, {} if args.workspace is None else {"workspace_id": args.workspace}
+        )
+    )
 
     def readable(style: Style) -> str:
         lines = [table(AGENT_TABLE, listed["agents"], style)]

@@ -22,6 +22,7 @@ from compozy_mcp.cli.options import Command, output_options
 from compozy_mcp.cli.reporting import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from compozy_mcp.cli.tool import bad_input, read_json_object
 from compozy_mcp.errors import CompozyError
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.reasons import Reason
 
 TOOL = "compozy__loop_{}"
@@ -32,7 +33,7 @@ RUN_STATUSES = ("queued", "running", "waiting", *ENDED)
 
 
 def _invoke(host: Any, verb: str, tool_input: dict[str, Any]) -> Any:
-    return host.invoke(TOOL.format(verb), tool_input)
+    return host.call(ops.INVOKE, {"tool_id": TOOL.format(verb), "input": tool_input})
 
 
 def _call(context: Context, verb: str, tool_input: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ daemon; ``prompt | history | approve | cancel`` are in :mod:`.turns`.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import Any
 
 from compozy_mcp.cli import handoff, turns
@@ -16,6 +17,7 @@ from compozy_mcp.cli.context import Context
 from compozy_mcp.cli.options import Command, output_options
 from compozy_mcp.cli.output import Column, Style, emit, is_document, state_colour, table
 from compozy_mcp.cli.reporting import EXIT_OK
+from compozy_mcp.hostapi import operations as ops
 
 
 def _runtime(runtime: dict[str, Any]) -> str:
@@ -74,21 +76,29 @@ def summary(session: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _print(args: argparse.Namespace, payload: dict[str, Any]) -> int:
+def _print(args: argparse.Namespace, payload: Mapping[str, Any]) -> int:
     emit(args, payload, lambda _style: "\n".join(summary(payload["session"])))
     return EXIT_OK
 
 
 def status(args: argparse.Namespace, context: Context) -> int:
-    return _print(args, context.call(lambda host: host.session_status(args.session_id)))
+    return _print(
+        args,
+        context.call(lambda host: host.call(ops.SESSION_STATUS, {"session_id": args.session_id})),
+    )
 
 
 def archive(args: argparse.Namespace, context: Context) -> int:
-    return _print(args, context.call(lambda host: host.archive_session(args.session_id)))
+    return _print(
+        args,
+        context.call(lambda host: host.call(ops.ARCHIVE_SESSION, {"session_id": args.session_id})),
+    )
 
 
 def delete(args: argparse.Namespace, context: Context) -> int:
-    payload = context.call(lambda host: host.delete_session(args.session_id))
+    payload = context.call(
+        lambda host: host.call(ops.DELETE_SESSION, {"session_id": args.session_id})
+    )
     if is_document(args):
         emit(args, payload)
     else:
@@ -103,7 +113,12 @@ def delete(args: argparse.Namespace, context: Context) -> int:
 
 
 def unarchive(args: argparse.Namespace, context: Context) -> int:
-    return _print(args, context.call(lambda host: host.unarchive_session(args.session_id)))
+    return _print(
+        args,
+        context.call(
+            lambda host: host.call(ops.UNARCHIVE_SESSION, {"session_id": args.session_id})
+        ),
+    )
 
 
 CREATE_FLAGS = {
@@ -129,7 +144,7 @@ def create(args: argparse.Namespace, context: Context) -> int:
     }
     if args.worktree:
         fields["worktree"] = True
-    return _print(args, context.call(lambda host: host.create_session(fields)))
+    return _print(args, context.call(lambda host: host.call(ops.CREATE_SESSION, fields)))
 
 
 def list_sessions(args: argparse.Namespace, context: Context) -> int:
@@ -144,7 +159,7 @@ def list_sessions(args: argparse.Namespace, context: Context) -> int:
     filters = {name: value for name, value in filters.items() if value is not None}
     if args.archived:
         filters["archived"] = True
-    page = context.call(lambda host: host.list_sessions(filters))
+    page = context.call(lambda host: host.call(ops.LIST_SESSIONS, filters))
     emit(args, page, lambda style: _session_table(page, args, style), env=context.env)
     return EXIT_OK
 
@@ -161,7 +176,7 @@ SESSION_TABLE = (
 LIST_FLAGS = ("workspace", "state", "agent", "parent", "limit")
 
 
-def _session_table(page: dict[str, Any], args: argparse.Namespace, style: Style) -> str:
+def _session_table(page: Mapping[str, Any], args: argparse.Namespace, style: Style) -> str:
     sessions = page["sessions"]
     lines = [table(SESSION_TABLE, sessions, style) if sessions else "no sessions"]
     if "next_cursor" in page:

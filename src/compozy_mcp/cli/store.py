@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from compozy_mcp.cli.options import output_options
 from compozy_mcp.cli.output import emit, is_document
 from compozy_mcp.cli.reporting import EXIT_OK
+from compozy_mcp.hostapi import operations as ops
 
 if TYPE_CHECKING:
     from compozy_mcp.cli.context import Context
@@ -31,7 +32,7 @@ def _mib(count: int) -> str:
 
 
 def run(args: argparse.Namespace, context: Context) -> int:
-    payload = context.call(lambda host: host.vacuum_store())
+    payload = context.call(lambda host: host.call(ops.VACUUM_STORE, {}))
     if is_document(args):
         emit(args, payload)
         return EXIT_OK

@@ -11,6 +11,7 @@ from compozy_mcp.cli.context import Context
 from compozy_mcp.cli.options import Command, output_options
 from compozy_mcp.cli.output import Column, Style, emit, state_colour, table
 from compozy_mcp.cli.reporting import EXIT_OK
+from compozy_mcp.hostapi import operations as ops
 
 TASK_TABLE = (
     Column.key("ID", "task_id"),
@@ -46,7 +47,7 @@ def _lines(task: dict[str, Any]) -> list[str]:
 
 
 def _show(args: argparse.Namespace, context: Context, operation: str, fields: Any) -> int:
-    payload = context.call(lambda host: host.task(operation, fields))
+    payload = context.call(lambda host: host.call(ops.BY_NAME[f"task_{operation}"], fields))
 
     def readable(_style: Style) -> str:
         if "task" not in payload:
@@ -65,7 +66,7 @@ def list_tasks(args: argparse.Namespace, context: Context) -> int:
     filters = _given(
         workspace_id=args.workspace, label=args.label, states=args.state, limit=args.limit
     )
-    page = context.call(lambda host: host.task("list", filters))
+    page = context.call(lambda host: host.call(ops.TASK_LIST, filters))
 
     def readable(style: Style) -> str:
         rows = page["tasks"]
@@ -108,8 +109,8 @@ def claim(args: argparse.Namespace, context: Context) -> int:
 
 def heartbeat(args: argparse.Namespace, context: Context) -> int:
     payload = context.call(
-        lambda host: host.task(
-            "run_heartbeat", _given(run_id=args.run_id, lease_seconds=args.lease)
+        lambda host: host.call(
+            ops.TASK_RUN_HEARTBEAT, _given(run_id=args.run_id, lease_seconds=args.lease)
         )
     )
     run = payload["run"]

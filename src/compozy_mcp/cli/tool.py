@@ -15,6 +15,7 @@ from compozy_mcp.cli.options import Command, output_options
 from compozy_mcp.cli.output import Column, Style, emit, is_document, table
 from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.errors import CompozyError, ToolInvalidInput, ToolNotFound
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.reasons import Reason
 
 if TYPE_CHECKING:
@@ -78,8 +79,10 @@ def _call(
 ) -> dict[str, Any]:
     """Invoke a tool; the envelope ``{"structured", "preview", ...}``."""
     payload = context.call(
-        lambda host: host.invoke(
-            tool_id, tool_input, session=session, approval_token=approval_token
+        lambda host: host.call(
+            ops.INVOKE,
+            {"tool_id": tool_id, "input": tool_input, "approval_token": approval_token},
+            session=session,
         )
     )
     envelope: dict[str, Any] = payload["result"]

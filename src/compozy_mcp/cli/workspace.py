@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from compozy_mcp.cli.options import output_options
 from compozy_mcp.cli.output import Column, emit, table
 from compozy_mcp.cli.reporting import EXIT_OK
+from compozy_mcp.hostapi import operations as ops
 
 if TYPE_CHECKING:
     from compozy_mcp.cli.context import Context
@@ -77,23 +78,23 @@ def _print(
     emit(args, {key: rows}, lambda style: table(columns, rows, style), env=env)
 
 
-def _workspace(args: argparse.Namespace) -> Callable[[HostClient], Awaitable[dict[str, Any]]]:
+def _workspace(args: argparse.Namespace) -> Callable[[HostClient], Awaitable[Mapping[str, Any]]]:
     if args.workspace_command == "list":
-        return lambda host: host.list_workspaces()
+        return lambda host: host.call(ops.LIST_WORKSPACES, {})
     if args.workspace_command == "trust":
         return lambda host: _trust(host, args.path, not args.revoke)
     # Resolved here, where the user typed it; a daemon checks that it is a directory there.
     fields = {"path": str(Path(args.path).expanduser().resolve())}
     if args.name is not None:
         fields["name"] = args.name
-    return lambda host: host.add_workspace(fields)
+    return lambda host: host.call(ops.ADD_WORKSPACE, fields)
 
 
-async def _trust(host: HostClient, given: str, trusted: bool) -> dict[str, Any]:
+async def _trust(host: HostClient, given: str, trusted: bool) -> Mapping[str, Any]:
     """Trust the workspace registered at ``given`` (a directory, resolved where the user typed
     it) or with that id."""
     path = str(Path(given).expanduser().resolve())
-    listed = (await host.list_workspaces())["workspaces"]
+    listed = (await host.call(ops.LIST_WORKSPACES, {}))["workspaces"]
     found = next((w for w in listed if w["path"] == path), None) or next(
         (w for w in listed if w["id"] == given), None
     )
@@ -101,20 +102,22 @@ async def _trust(host: HostClient, given: str, trusted: bool) -> dict[str, Any]:
         from compozy_mcp.errors import ResourceNotFound
 
         raise ResourceNotFound("", "workspace", f"{path} (register it: compozy workspace add)")
-    return await host.trust_workspace(found["id"], trusted)
+    return await host.call(
+        ops.TRUST_WORKSPACE if trusted else ops.DISTRUST_WORKSPACE, {"workspace_id": found["id"]}
+    )
 
 
-def _profile(args: argparse.Namespace) -> Callable[[HostClient], Awaitable[dict[str, Any]]]:
+def _profile(args: argparse.Namespace) -> Callable[[HostClient], Awaitable[Mapping[str, Any]]]:
     if args.profile_command == "list":
-        return lambda host: host.list_profiles()
+        return lambda host: host.call(ops.LIST_PROFILES, {})
     fields = {"name": args.name}
     for name in ("color", "icon"):
         if getattr(args, name) is not None:
             fields[name] = getattr(args, name)
-    return lambda host: host.add_profile(fields)
+    return lambda host: host.call(ops.ADD_PROFILE, fields)
 
 
-def _rows(payload: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+def _rows(payload: Mapping[str, Any], kind: str) -> list[dict[str, Any]]:
     """A list payload's rows, or the one row an ``add`` returns."""
     rows: list[dict[str, Any]] = payload.get(f"{kind}s", [payload.get(kind)])
     return rows
