@@ -17,7 +17,7 @@ from typing import Any
 
 from compozy_mcp import jsonutil
 from compozy_mcp.cli.context import Context
-from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.options import Command, operation_command, output_options
 from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.cli.tool import read_json_object
 from compozy_mcp.errors import InvalidRequest
@@ -155,8 +155,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     revoking.add_argument("grant_id", metavar="GRANT_ID", help="the grant (approvals list)")
     output_options(revoking)
 
-    minting = verbs.add_parser("mint", help="mint a one-shot approval token for one call")
-    minting.add_argument("tool_id", metavar="TOOL_ID", help="the tool the token lets call")
+    minting = operation_command(verbs, ops.MINT_APPROVAL)
     minting.add_argument("--session", required=True, metavar="ID", help="the calling session")
     source = minting.add_mutually_exclusive_group(required=True)
     source.add_argument("--input", metavar="JSON", help="the call's input (@FILE, -)")

@@ -13,7 +13,7 @@ from typing import Any
 
 from compozy_mcp.cli.artifacts import is_truncated, read_back
 from compozy_mcp.cli.context import Context
-from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.options import Command, operation_command, output_options
 from compozy_mcp.cli.output import Style, emit
 from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.hostapi import operations as ops
@@ -162,17 +162,13 @@ COMMANDS: dict[str, Command] = {"diff": diff, "merge": merge, "pr": pull_request
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    cmd = sub.add_parser(
-        "diff", help="what a session changed in its worktree (the patch, or --stat)"
-    )
-    cmd.add_argument("session_id", metavar="ID", help="the session")
+    cmd = operation_command(sub, ops.SESSION_DIFF)
     cmd.add_argument(
         "--stat", action="store_true", help="files and line counts instead of the patch"
     )
     output_options(cmd)
 
-    cmd = sub.add_parser("merge", help="merge a session's work into a branch")
-    cmd.add_argument("session_id", metavar="ID", help="the session")
+    cmd = operation_command(sub, ops.MERGE_SESSION)
     cmd.add_argument(
         "--into", metavar="BRANCH", help="the branch to merge into (default: the worktree's base)"
     )
@@ -185,8 +181,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     cmd.add_argument("--message", "-m", help="the merge or squash commit's message")
     output_options(cmd)
 
-    cmd = sub.add_parser("pr", help="push a session's branch and open a pull request (gh)")
-    cmd.add_argument("session_id", metavar="ID", help="the session")
+    cmd = operation_command(sub, ops.OPEN_PULL_REQUEST)
     cmd.add_argument(
         "--into", metavar="BRANCH", help="the base branch (default: the worktree's base)"
     )

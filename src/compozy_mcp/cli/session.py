@@ -14,7 +14,7 @@ from typing import Any
 
 from compozy_mcp.cli import handoff, turns
 from compozy_mcp.cli.context import Context
-from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.options import Command, operation_command, output_options
 from compozy_mcp.cli.output import Column, Style, emit, is_document, state_colour, table
 from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.hostapi import operations as ops
@@ -214,17 +214,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     sub = session.add_subparsers(dest="session_command", metavar="SUBCOMMAND", required=True)
 
-    for name, text in (
-        ("status", "show one session"),
-        ("archive", "archive a session"),
-        ("unarchive", "return an archived session to the board"),
-        ("delete", "delete an archived session and its descendants, for good"),
+    for operation in (
+        ops.SESSION_STATUS,
+        ops.ARCHIVE_SESSION,
+        ops.UNARCHIVE_SESSION,
+        ops.DELETE_SESSION,
     ):
-        cmd = sub.add_parser(name, help=text)
-        cmd.add_argument("session_id", metavar="ID", help="the session's id")
-        output_options(cmd)
+        output_options(operation_command(sub, operation))
 
-    list_cmd = sub.add_parser("list", help="list sessions, newest first")
+    list_cmd = operation_command(sub, ops.LIST_SESSIONS)
     list_cmd.add_argument("--workspace", metavar="ID", help="only this workspace's sessions")
     list_cmd.add_argument(
         "--state", choices=("starting", "active", "stopping", "stopped"), help="only this state"
@@ -236,7 +234,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     list_cmd.add_argument("--cursor", metavar="CURSOR", help="the next_cursor of a previous page")
     output_options(list_cmd)
 
-    create_cmd = sub.add_parser("create", help="create a session")
+    create_cmd = operation_command(sub, ops.CREATE_SESSION)
     create_cmd.add_argument("--agent", required=True, metavar="NAME", help="the agent's name")
     create_cmd.add_argument("--id", metavar="ID", help="the session id (generated if omitted)")
     create_cmd.add_argument("--name", help="a display name")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from compozy_mcp import jsonutil
 from compozy_mcp.cli.context import Context
-from compozy_mcp.cli.options import output_options
+from compozy_mcp.cli.options import operation_command, output_options
 from compozy_mcp.cli.output import emit, is_document
 from compozy_mcp.cli.reporting import EXIT_FAILED, EXIT_OK
 from compozy_mcp.errors import InvalidRequest
@@ -265,18 +265,12 @@ def cancel(args: argparse.Namespace, context: Context) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    cmd = sub.add_parser(
-        "prompt",
-        help="send a prompt to the session's agent and follow its turn",
-        description=PROMPT_DESCRIPTION,
-    )
-    cmd.add_argument("session_id", metavar="ID", help="the session")
+    cmd = operation_command(sub, ops.PROMPT_SESSION, description=PROMPT_DESCRIPTION)
     cmd.add_argument("text", metavar="TEXT", help="the prompt")
     cmd.add_argument("--no-wait", action="store_true", help="queue the prompt and return at once")
     output_options(cmd)
 
-    cmd = sub.add_parser("history", help="show a session's turns, oldest first")
-    cmd.add_argument("session_id", metavar="ID", help="the session")
+    cmd = operation_command(sub, ops.SESSION_HISTORY)
     cmd.add_argument(
         "--full",
         action="store_true",
@@ -286,11 +280,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     cmd.add_argument("--cursor", type=int, metavar="N", help="next_cursor of a previous page")
     output_options(cmd)
 
-    cmd = sub.add_parser(
-        "approve",
-        help="answer a pending interaction: an approval prompt or the agent's permission request",
-    )
-    cmd.add_argument("session_id", metavar="ID", help="the session")
+    cmd = operation_command(sub, ops.APPROVE_SESSION)
     cmd.add_argument(
         "answer",
         nargs="+",
@@ -301,8 +291,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     output_options(cmd)
 
-    cmd = sub.add_parser("cancel", help="cancel the running turn and the queued ones")
-    cmd.add_argument("session_id", metavar="ID", help="the session")
+    cmd = operation_command(sub, ops.CANCEL_TURN)
     output_options(cmd)
 
 

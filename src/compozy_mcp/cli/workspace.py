@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compozy_mcp.cli.options import output_options
+from compozy_mcp.cli.options import operation_command, output_options
 from compozy_mcp.cli.output import Column, emit, table
 from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.hostapi import operations as ops
@@ -27,15 +27,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ws_commands = workspace.add_subparsers(
         dest="workspace_command", metavar="SUBCOMMAND", required=True
     )
-    add = ws_commands.add_parser("add", help="register a directory as a workspace")
+    add = operation_command(ws_commands, ops.ADD_WORKSPACE)
     add.add_argument("path", metavar="PATH", help="the directory (relative paths are resolved)")
     add.add_argument("--name", help="display name (default: the directory's name)")
     output_options(add)
-    output_options(ws_commands.add_parser("list", help="list workspaces"))
-    trust = ws_commands.add_parser(
-        "trust",
-        help="let a workspace's .compozy/hooks.yaml run (hooks of an untrusted one never run)",
-    )
+    output_options(operation_command(ws_commands, ops.LIST_WORKSPACES))
+    trust = operation_command(ws_commands, ops.TRUST_WORKSPACE, ids=False)
     trust.add_argument("path", metavar="PATH", help="the workspace's directory, or its id")
     trust.add_argument(
         "--revoke", action="store_true", help="no longer trust it: its hooks.yaml stops running"
@@ -46,12 +43,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     pr_commands = profile.add_subparsers(
         dest="profile_command", metavar="SUBCOMMAND", required=True
     )
-    new = pr_commands.add_parser("add", help="create a profile")
+    new = operation_command(pr_commands, ops.ADD_PROFILE)
     new.add_argument("name", metavar="NAME", help="the profile's name (unique)")
     new.add_argument("--color", help="presentation color, such as #2563eb")
     new.add_argument("--icon", help="presentation icon name")
     output_options(new)
-    output_options(pr_commands.add_parser("list", help="list profiles"))
+    output_options(operation_command(pr_commands, ops.LIST_PROFILES))
 
 
 WORKSPACE_TABLE = (

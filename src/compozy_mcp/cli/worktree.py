@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from compozy_mcp.cli.context import Context
-from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.options import Command, operation_command, output_options
 from compozy_mcp.cli.output import Column, Style, emit, state_colour, table
 from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.hostapi import operations as ops
@@ -108,17 +108,16 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     sub = worktree.add_subparsers(dest="worktree_command", metavar="SUBCOMMAND", required=True)
 
-    cmd = sub.add_parser("list", help="list worktrees, newest first")
+    cmd = operation_command(sub, ops.LIST_WORKTREES)
     cmd.add_argument("--workspace", metavar="ID", help="only this workspace's worktrees")
     cmd.add_argument("--session", metavar="ID", help="only this session's worktrees")
     cmd.add_argument("--all", action="store_true", help="removed worktrees too")
     output_options(cmd)
 
-    cmd = sub.add_parser("inspect", help="show one worktree, with its uncommitted files")
-    cmd.add_argument("worktree_id", metavar="ID", help="the worktree (wt-...)")
+    cmd = operation_command(sub, ops.WORKTREE_INFO)
     output_options(cmd)
 
-    cmd = sub.add_parser("create", help="give a session without one a worktree of its own")
+    cmd = operation_command(sub, ops.CREATE_WORKTREE)
     cmd.add_argument("--session", required=True, metavar="ID", help="the session")
     cmd.add_argument(
         "--branch", help="the new branch (default: the session's branch, else compozy/<name>)"
@@ -126,10 +125,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     cmd.add_argument("--base", metavar="REF", help="the commit or branch to start from")
     output_options(cmd)
 
-    cmd = sub.add_parser(
-        "remove", help="remove a worktree's directory (its branch stays; nothing is lost)"
-    )
-    cmd.add_argument("worktree_id", metavar="ID", help="the worktree (wt-...)")
+    cmd = operation_command(sub, ops.REMOVE_WORKTREE)
     cmd.add_argument(
         "--force",
         action="store_true",
