@@ -177,6 +177,14 @@ class Reason(StrEnum):
     RUN_CANCELLED = "run_cancelled"
     REFERENCE_RENDER_FAILED = "reference_render_failed"
 
+    @classmethod
+    def of(cls, text: str, default: Reason) -> Reason:
+        """The reason named ``text`` (a daemon's, say), or ``default`` when it names none known."""
+        try:
+            return cls(text)
+        except ValueError:
+            return default
+
 
 #: the reason a lookup of ``kind`` ("session", "skill", ...) that found nothing reports
 NOT_FOUND_BY_KIND: dict[str, Reason] = {

@@ -199,7 +199,7 @@ class RemoteHost:
             if status == 401:
                 raise DaemonUnauthorized(
                     f"{error.get('message', 'unauthorized')}; set COMPOZY_TOKEN",
-                    reason=str(error.get("reason", Reason.TOKEN_MISSING)),
+                    reason=Reason.of(str(error.get("reason", "")), Reason.TOKEN_MISSING),
                 )
             raise RemoteError(error, status)
         return payload
