@@ -110,7 +110,7 @@ class CompozyError(Exception):
         ``redact`` is for the CLI and HTTP/UDS, which replace input-error and denial messages
         (spec, Errors); MCP reports the dispatch message.
         """
-        return {"code": self.code, "reason": str(self.reason), "message": self.message}
+        return {"code": str(self.code), "reason": str(self.reason), "message": self.message}
 
     def __repr__(self) -> str:
         return (

@@ -212,6 +212,9 @@ async def test_tool_invoke_rejects_a_top_level_result_view(client: Client) -> No
         ),
     ],
 )
+@pytest.mark.loop_blocking(
+    "the in-memory MCP client parses the whole tool listing in the test's own task"
+)
 async def test_errors_are_is_error_results_carrying_the_route_error_body(
     client: Client,
     name: str,
@@ -231,6 +234,9 @@ async def test_an_unknown_tool_is_a_protocol_error(client: Client) -> None:
         await client.call_tool("compozy_host__nope", {})
 
 
+@pytest.mark.loop_blocking(
+    "the in-memory MCP client parses the whole tool listing in the test's own task"
+)
 async def test_legacy_protocol_clients_get_the_same_payloads(app: App) -> None:
     server = HostServer(LocalHost(app)).server
     async with Client(server, mode="legacy") as legacy:

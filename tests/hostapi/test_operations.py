@@ -138,4 +138,4 @@ def test_bodies_and_queries_are_exclusive() -> None:
     for operation in ops.OPERATIONS:
         if operation.body is not Body.NONE:
             assert operation.query == (), operation.name
-            assert operation.method in ("POST", "PATCH"), operation.name
+            assert operation.method in ("POST", "PUT", "PATCH"), operation.name

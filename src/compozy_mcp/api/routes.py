@@ -65,7 +65,7 @@ def route_paths(operations: Sequence[Operation[Any]]) -> dict[str, str]:
         for field in operation.path_fields:
             head, _, tail = operation.path.partition("{" + field + "}")
             if tail:
-                actions.setdefault(head + field, set()).add(tail.lstrip("/").split("/")[0])
+                actions.setdefault(head + field, set()).add(tail.lstrip("/"))
     routed: dict[str, str] = {}
     for operation in operations:
         path = operation.path
