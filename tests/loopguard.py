@@ -44,6 +44,9 @@ _original_run = asyncio.Handle._run
 #: test's own task (what a test body computes) and the SDK's client (which the in-memory tests
 #: run in the same loop) are the test's business.
 WATCHED = ("/compozy_mcp/", "/mcp/server/")
+#: the top of a one-shot CLI command run in-process: its loop serves that one command and
+#: nothing else, so the command's own steps block no one
+ONE_SHOT = ("Context.call.<locals>.run",)
 
 
 def _code(handle: asyncio.Handle) -> Any:
@@ -62,7 +65,9 @@ def _code(handle: asyncio.Handle) -> Any:
 
 
 def _watched(code: Any) -> bool:
-    return code is not None and any(part in code.co_filename for part in WATCHED)
+    if code is None or code.co_qualname in ONE_SHOT:
+        return False
+    return any(part in code.co_filename for part in WATCHED)
 
 
 def _describe(handle: asyncio.Handle) -> str:

@@ -169,7 +169,6 @@ class Reason(StrEnum):
     LOOP_RUN_NOT_FOUND = "loop_run_not_found"
     LOOP_RUN_NOT_WAITING = "loop_run_not_waiting"
     LOOP_RUN_ENDED = "loop_run_ended"
-    LOOP_INPUT_INVALID = "loop_input_invalid"
     ACTION_CONTRACT_STALE = "action_contract_stale"
     GATE_REJECTED = "gate_rejected"
     TURN_NOT_COMPLETED = "turn_not_completed"
