@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -55,11 +56,32 @@ def waiting_text(session: dict[str, Any]) -> str:
     return str(waiting or "")
 
 
-def card(session: dict[str, Any], now: datetime) -> dict[str, Any]:
-    """What a card shows of a session (every string rendered escaped by the template)."""
+#: characters of the last turn's summary a card shows (the session page shows the rest)
+CARD_SUMMARY_CHARS = 160
+
+
+def last_turn_text(turn: dict[str, Any] | None, now: datetime) -> dict[str, str]:
+    """What a card says of the session's last turn: its status, the start of its summary and
+    how long ago it ended (or started, while it runs); empty strings before the first turn."""
+    if not turn:
+        return {"turn_status": "", "summary": "", "turn_age": ""}
+    summary = turn.get("summary") or {}
+    text = " ".join(str(summary.get("text") or "").split())
+    if len(text) > CARD_SUMMARY_CHARS:
+        text = text[: CARD_SUMMARY_CHARS - 1] + "…"
+    when = turn.get("ended_at") or turn.get("started_at") or turn.get("created_at")
+    return {"turn_status": str(turn.get("status", "")), "summary": text, "turn_age": age(when, now)}
+
+
+def card(
+    session: dict[str, Any], now: datetime, turn: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """What a card shows of a session and its last ``turn`` (every string rendered escaped by
+    the template)."""
     pending = session.get("pending_interactions") or []
     children = session.get("children") or []
     return {
+        **last_turn_text(turn, now),
         "id": session["id"],
         "name": session.get("name") or session["id"],
         "agent": session.get("agent_name", ""),
@@ -79,11 +101,17 @@ def card(session: dict[str, Any], now: datetime) -> dict[str, Any]:
     }
 
 
-def columns(sessions: list[dict[str, Any]], now: datetime) -> list[tuple[str, list[Any]]]:
-    """One ``(column, cards)`` per board column, in the board's order."""
+def columns(
+    sessions: list[dict[str, Any]],
+    now: datetime,
+    last_turns: Mapping[str, dict[str, Any]] | None = None,
+) -> list[tuple[str, list[Any]]]:
+    """One ``(column, cards)`` per board column, in the board's order; ``last_turns``: each
+    session's last turn (by session id) where it has one."""
+    turns = last_turns or {}
     by_column: dict[str, list[Any]] = {name: [] for name in BOARD_COLUMNS}
     for session in sessions:
-        shown = card(session, now)
+        shown = card(session, now, turns.get(session["id"]))
         by_column.setdefault(shown["column"], []).append(shown)
     return list(by_column.items())
 
@@ -103,6 +131,20 @@ def transcript_line(event: dict[str, Any]) -> dict[str, str]:
         if isinstance(value, str) and value:
             return {"kind": event["kind"], "text": value}
     return {"kind": event["kind"], "text": jsonutil.dumps(payload).decode()}
+
+
+def transcript_lines(events: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The transcript of ``events``: one line per event, except that an agent's consecutive
+    chunks of one kind (a message, a thought, streamed a few words at a time) are one line."""
+    lines: list[dict[str, str]] = []
+    for event in events:
+        line = transcript_line(event)
+        last = lines[-1] if lines else None
+        if last is not None and line["kind"] == last["kind"] and line["kind"].endswith("_chunk"):
+            last["text"] += line["text"]
+        else:
+            lines.append(line)
+    return lines
 
 
 def patch_text(diff: dict[str, Any]) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,7 @@ from compozy_mcp.hostapi.inputs import (
 from compozy_mcp.info.descriptors import descriptor
 from compozy_mcp.loops.redaction import redact_result
 from compozy_mcp.reasons import Reason
+from compozy_mcp.sessions.turn_record import COMPACT_TURN_FIELDS, turn_record
 
 #: events a follower reads at once, and how long it waits for news before it looks anyway
 PAGE = 500
@@ -265,6 +266,19 @@ class LocalHost:
 
     async def session_history(self, session_id: str, params: Mapping[str, Any]) -> Payload:
         return await self._tool("compozy__session_history", {**params, "session_id": session_id})
+
+    async def last_turns(self, session_ids: Sequence[str]) -> dict[str, Payload]:
+        """The compact record of the last turn of each of ``session_ids`` that has one, as the
+        operator sees it (the board's cards: status, summary, when it ended)."""
+        turns = self.app.sessions.last_turns(session_ids)
+        return {
+            session_id: {
+                name: value
+                for name, value in turn_record(turn).items()
+                if name in COMPACT_TURN_FIELDS
+            }
+            for session_id, turn in turns.items()
+        }
 
     async def session_events(self, session_id: str, params: Mapping[str, Any]) -> Payload:
         return await self._tool("compozy__session_events", {**params, "session_id": session_id})
