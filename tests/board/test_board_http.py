@@ -12,6 +12,8 @@ import httpx2
 import pytest
 from tests.api.support import Daemon, Home, running_daemon
 
+from compozy_mcp.board.app import TRANSCRIPT_PAGE
+
 pytestmark = pytest.mark.process
 
 HOSTILE = '<img src=x onerror=alert(1)><script>alert("x")</script>'
@@ -151,9 +153,18 @@ def test_with_a_token_the_page_loads_and_its_data_needs_the_token(
         ) as running,
         running.client() as anonymous,
     ):
-        assert anonymous.get("/").status_code == 200  # the shell: no data, asks for the token
-        assert anonymous.get("/board/cards").status_code == 401
-        assert anonymous.get("/board/stream").status_code == 401
+        for shell in ("/", "/session?id=x", "/loops", "/hooks", "/approvals", "/static/common.js"):
+            assert anonymous.get(shell).status_code == 200, shell  # no data: asks for the token
+        for data in (
+            "/board/cards",
+            "/board/stream",
+            "/board/session?id=x",
+            "/board/transcript?id=x",
+            "/board/loops",
+            "/board/hooks",
+            "/board/approvals",
+        ):
+            assert anonymous.get(data).status_code == 401, data
         assert anonymous.get("/board/cards", headers=authorized).status_code == 200
 
 
@@ -166,13 +177,126 @@ def test_the_session_page_escapes_names_and_agent_messages(client: httpx2.Client
     shell = client.get(f"/session?id={made['id']}")
     assert shell.headers["content-security-policy"].startswith("default-src 'none'")
     assert made["id"] not in shell.text  # the shell holds no data: it loads before the token
-    detail = client.get("/board/session", params={"id": made["id"]}).text
-    assert "&lt;img src=x onerror=alert(1)&gt;" in detail
-    assert "<img" not in detail
-    assert "<script" not in detail
+    for fragment in ("/board/session", "/board/transcript"):
+        detail = client.get(fragment, params={"id": made["id"]}).text
+        assert "&lt;img src=x onerror=alert(1)&gt;" in detail
+        assert "<img" not in detail
+        assert "<script" not in detail
 
 
 def test_the_session_fragment_of_an_unknown_session_is_a_404(client: httpx2.Client) -> None:
     response = client.get("/board/session", params={"id": "sess-nope"})
     assert response.status_code == 404
     assert response.json()["error"]["reason"] == "session_not_found"
+
+
+def invoke(client: httpx2.Client, tool: str, **tool_input: Any) -> dict[str, Any]:
+    response = client.post(f"/api/tools/{tool}/invoke", json={"input": tool_input})
+    assert response.status_code == 200, response.text
+    structured: dict[str, Any] = response.json()["result"]["structured"]
+    return structured
+
+
+def test_a_card_shows_its_last_turns_summary(client: httpx2.Client) -> None:
+    made = create(client, name="summarized", provider="echo")
+    assert 'class="summary"' not in _card(client.get("/board/cards").text, made["id"])
+    response = client.post(
+        f"/api/sessions/{made['id']}/prompt", json={"prompt": "tell me", "wait": True}
+    )
+    assert response.status_code == 200, response.text
+    shown = _card(client.get("/board/cards").text, made["id"])
+    assert re.search(
+        r'<span class="turn-status">completed</span> <span class="age">\d+s ago', shown
+    )
+    assert '<span class="summary">echo: tell me</span>' in shown
+
+
+def _card(cards: str, session_id: str) -> str:
+    found = re.search(rf'<article [^>]*id="card-{session_id}".*?</article>', cards, re.S)
+    assert found is not None
+    return found.group(0)
+
+
+def _events(client: httpx2.Client, session_id: str) -> int:
+    page = client.get(f"/api/sessions/{session_id}/events", params={"limit": 500}).json()
+    return len(page["events"])
+
+
+def test_the_transcript_is_read_a_page_at_a_time_to_its_end(client: httpx2.Client) -> None:
+    made = create(client, name="long", provider="echo")
+    turns = 0
+    while _events(client, made["id"]) <= TRANSCRIPT_PAGE:  # more than one page of events
+        response = client.post(
+            f"/api/sessions/{made['id']}/prompt",
+            json={"prompt": f"turn {turns}", "wait": True},
+        )
+        assert response.status_code == 200, response.text
+        turns += 1
+    pages, cursor, more = [], 0, True
+    while more:
+        page = client.get("/board/transcript", params={"id": made["id"], "cursor": cursor}).text
+        head = re.search(r'data-next-cursor="(\d+)" data-more="(true|false)"', page)
+        assert head is not None
+        cursor, more = int(head.group(1)), head.group(2) == "true"
+        pages.append(page)
+    assert len(pages) >= 2
+    whole = "".join(pages)
+    assert "echo: turn 0<" in whole
+    assert f"echo: turn {turns - 1}<" in whole  # the end of a long session is readable
+    assert whole.count('<span class="kind">turn_ended</span>') == turns
+
+
+def test_a_transcript_cursor_that_is_not_a_number_is_a_400(client: httpx2.Client) -> None:
+    made = create(client, name="cursor")
+    response = client.get("/board/transcript", params={"id": made["id"], "cursor": "x"})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_request"
+
+
+def test_hook_runs_show_failures_with_their_stderr_escaped(client: httpx2.Client) -> None:
+    invoke(
+        client,
+        "compozy__hooks_create",
+        id="hostile-stderr",
+        event="tool.pre_call",
+        command=f"printf '%s' '{HOSTILE}' >&2; exit 3",
+        matcher={"tool": "compozy__session_rename"},
+    )
+    made = create(client, name="renamed by a hooked call")
+    invoke(client, "compozy__session_rename", session_id=made["id"], name="renamed")
+    for query in ("", "?failed=1"):
+        runs = client.get("/board/hooks" + query).text
+        run = re.search(
+            r'<section class="hook-run failed"[^>]*data-outcome="error">.*?</section>', runs, re.S
+        )
+        assert run is not None, query
+        assert "hostile-stderr" in run.group(0)
+        assert "exit 3" in run.group(0)
+        assert '<pre class="stderr">&lt;img src=x onerror=alert(1)&gt;&lt;script&gt;' in run.group(
+            0
+        )
+        assert "<img" not in runs
+        assert "<script" not in runs
+
+
+def test_remembered_approvals_are_listed_with_their_inputs_escaped_and_revoked(
+    client: httpx2.Client,
+) -> None:
+    grant = invoke(
+        client,
+        "compozy__tool_approvals_set",
+        tool_id="compozy__session_rename",
+        decision="allow",
+        agent_name="general",
+        input={"name": HOSTILE},
+    )["grant"]
+    listed = client.get("/board/approvals").text
+    shown = re.search(
+        rf'<section class="grant" id="grant-{grant["id"]}".*?</section>', listed, re.S
+    )
+    assert shown is not None
+    assert "&lt;img src=x onerror=alert(1)&gt;" in shown.group(0)
+    assert f'data-grant="{grant["id"]}">Revoke</button>' in shown.group(0)
+    assert "<img" not in listed
+    invoke(client, "compozy__tool_approvals_revoke", grant_id=grant["id"])
+    assert f'id="grant-{grant["id"]}"' not in client.get("/board/approvals").text
