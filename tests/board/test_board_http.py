@@ -88,13 +88,25 @@ def test_archived_sessions_are_hidden_unless_asked(client: httpx2.Client) -> Non
 
 
 def test_gets_change_nothing(client: httpx2.Client) -> None:
-    create(client, name="unchanged")
+    made = create(client, name="unchanged")
+    grants = invoke(client, "compozy__tool_approvals_list")
     before = client.get("/api/sessions").json()
-    for path in ("/", "/board/cards", "/board/cards?archived=1", "/static/board.js"):
-        client.get(path)
+    for path in (
+        "/",
+        "/board/cards",
+        "/board/cards?archived=1",
+        "/static/board.js",
+        f"/board/session?id={made['id']}",
+        f"/board/transcript?id={made['id']}",
+        "/board/loops",
+        "/board/hooks",
+        "/board/approvals",
+    ):
+        assert client.get(path).status_code == 200, path
     with client.stream("GET", "/board/stream") as stream:
         next(stream.iter_lines())
     assert client.get("/api/sessions").json() == before
+    assert invoke(client, "compozy__tool_approvals_list") == grants
 
 
 def test_a_post_from_another_origin_is_refused(client: httpx2.Client) -> None:
