@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 from tests.api.support import Daemon, Home, running_daemon
+from tests.board import support
+from tests.board.support import HOSTILE
 
 from compozy_mcp.board.app import TRANSCRIPT_PAGE
 
 pytestmark = pytest.mark.browser
 
 CHROMIUM = Path("/usr/bin/chromium")
-HOSTILE = '<img src=x onerror=alert(1)><script>alert("x")</script>'
 TOKEN = "s3cret-browser-token"
 AUTHORIZED = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -266,13 +267,20 @@ def test_a_permission_request_is_answered_from_the_page_and_counted_in_the_title
         watcher.context.close()
 
 
-def test_cancel_from_the_session_page_ends_the_turn(asking: Daemon, page: Any) -> None:
-    daemon = asking
-    made = create(daemon, name="cancelled", provider="echo")
+def ask_to_write(daemon: Daemon, page: Any, name: str) -> dict[str, Any]:
+    """An echo session ``name``, its page open in ``page``, prompted from it to write a file
+    (it asks permission first): the session."""
+    made = create(daemon, name=name, provider="echo")
     page.goto(board(daemon) + f"session?id={made['id']}")
     page.locator(".session .name").wait_for()
     page.fill("#prompt", "write")
     page.click("#prompt-form button[type=submit]")
+    return made
+
+
+def test_cancel_from_the_session_page_ends_the_turn(asking: Daemon, page: Any) -> None:
+    daemon = asking
+    made = ask_to_write(daemon, page, "cancelled")
     page.locator("button.decide").first.wait_for(timeout=20_000)
     page.click("#cancel")
     page.locator(".transcript .event.turn_ended").first.wait_for(timeout=20_000)
@@ -287,13 +295,18 @@ GATE_LOOP = (
 )
 
 
-def test_a_gate_is_approved_from_the_loops_page(daemon: Daemon, page: Any) -> None:
+def start_gated_run(daemon: Daemon, loop_id: str) -> str:
+    """A run of :data:`GATE_LOOP` saved as ``loop_id``: its id (the run waits at the gate)."""
     with daemon.client() as client:
-        made = client.post("/api/loops", json={"definition": GATE_LOOP, "loop_id": "gated"})
+        made = client.post("/api/loops", json={"definition": GATE_LOOP, "loop_id": loop_id})
         assert made.status_code == 201, made.text
-        started = client.post("/api/loops/gated/runs", json={})
+        started = client.post(f"/api/loops/{loop_id}/runs", json={})
         assert started.status_code in (200, 201, 202), started.text
-    run_id = started.json()["run"]["run_id"]
+    return str(started.json()["run"]["run_id"])
+
+
+def test_a_gate_is_approved_from_the_loops_page(daemon: Daemon, page: Any) -> None:
+    run_id = start_gated_run(daemon, "gated")
     page.goto(board(daemon) + "loops")
     run = page.locator(f'section.run[data-run="{run_id}"]')
     run.locator(".gate li", has_text="Is <b>it</b> right?").wait_for(timeout=15_000)  # as text
@@ -306,10 +319,7 @@ def test_a_gate_is_approved_from_the_loops_page(daemon: Daemon, page: Any) -> No
 
 def invoke(daemon: Daemon, tool: str, **tool_input: Any) -> dict[str, Any]:
     with daemon.client() as client:
-        response = client.post(f"/api/tools/{tool}/invoke", json={"input": tool_input})
-    assert response.status_code == 200, response.text
-    structured: dict[str, Any] = response.json()["result"]["structured"]
-    return structured
+        return support.invoke(client, tool, **tool_input)
 
 
 def prompt(daemon: Daemon, session_id: str, text: str) -> None:
@@ -370,11 +380,7 @@ def test_prompt_rename_stop_and_archive_from_the_keyboard(daemon: Daemon, page: 
 
 def test_permission_and_cancel_from_the_keyboard(asking: Daemon, page: Any) -> None:
     daemon = asking
-    made = create(daemon, name="answered by keyboard", provider="echo")
-    page.goto(board(daemon) + f"session?id={made['id']}")
-    page.locator(".session .name").wait_for()
-    page.fill("#prompt", "write")
-    page.click("#prompt-form button[type=submit]")
+    made = ask_to_write(daemon, page, "answered by keyboard")
     tab_to(page, "button.decide[data-decision='allow-once']")
     page.keyboard.press("Enter")
     page.locator(".transcript .event", has_text="wrote notes.txt").first.wait_for(timeout=20_000)
@@ -390,12 +396,7 @@ def test_permission_and_cancel_from_the_keyboard(asking: Daemon, page: Any) -> N
 
 
 def test_a_gate_is_approved_from_the_keyboard(daemon: Daemon, page: Any) -> None:
-    with daemon.client() as client:
-        made = client.post("/api/loops", json={"definition": GATE_LOOP, "loop_id": "gated-keys"})
-        assert made.status_code == 201, made.text
-        started = client.post("/api/loops/gated-keys/runs", json={})
-        assert started.status_code in (200, 201, 202), started.text
-    run_id = started.json()["run"]["run_id"]
+    run_id = start_gated_run(daemon, "gated-keys")
     page.goto(board(daemon) + "loops")
     tab_to(page, f'section.run[data-run="{run_id}"] button.gate-answer[data-decision=approve]')
     page.keyboard.press("Space")
@@ -405,14 +406,8 @@ def test_a_gate_is_approved_from_the_keyboard(daemon: Daemon, page: Any) -> None
 
 
 def test_hook_runs_show_a_failure_and_its_hostile_stderr_as_text(daemon: Daemon, page: Any) -> None:
-    invoke(
-        daemon,
-        "compozy__hooks_create",
-        id="hostile-stderr",
-        event="tool.pre_call",
-        command=f"printf '%s' '{HOSTILE}' >&2; exit 3",
-        matcher={"tool": "compozy__session_unarchive"},
-    )
+    with daemon.client() as client:
+        support.add_failing_hook(client, "compozy__session_unarchive")
     made = create(daemon, name="hooked")
     invoke(daemon, "compozy__session_unarchive", session_id=made["id"])
     page.goto(board(daemon) + "hooks")
@@ -432,14 +427,8 @@ def test_hook_runs_show_a_failure_and_its_hostile_stderr_as_text(daemon: Daemon,
 def test_a_remembered_approval_shows_its_hostile_input_and_is_revoked_by_keyboard(
     daemon: Daemon, page: Any
 ) -> None:
-    grant = invoke(
-        daemon,
-        "compozy__tool_approvals_set",
-        tool_id="compozy__session_unarchive",
-        decision="allow",
-        agent_name="general",
-        input={"session_id": HOSTILE},
-    )["grant"]
+    with daemon.client() as client:
+        grant = support.remember_hostile_grant(client, "compozy__session_unarchive", "session_id")
     page.goto(board(daemon) + "approvals")
     shown = page.locator(f"#grant-{grant['id']}")
     shown.wait_for()

@@ -11,12 +11,11 @@ from typing import Any
 import httpx2
 import pytest
 from tests.api.support import Daemon, Home, running_daemon
+from tests.board.support import HOSTILE, add_failing_hook, invoke, remember_hostile_grant
 
 from compozy_mcp.board.app import TRANSCRIPT_PAGE
 
 pytestmark = pytest.mark.process
-
-HOSTILE = '<img src=x onerror=alert(1)><script>alert("x")</script>'
 
 
 @pytest.fixture(scope="module")
@@ -202,13 +201,6 @@ def test_the_session_fragment_of_an_unknown_session_is_a_404(client: httpx2.Clie
     assert response.json()["error"]["reason"] == "session_not_found"
 
 
-def invoke(client: httpx2.Client, tool: str, **tool_input: Any) -> dict[str, Any]:
-    response = client.post(f"/api/tools/{tool}/invoke", json={"input": tool_input})
-    assert response.status_code == 200, response.text
-    structured: dict[str, Any] = response.json()["result"]["structured"]
-    return structured
-
-
 def test_a_card_shows_its_last_turns_summary(client: httpx2.Client) -> None:
     made = create(client, name="summarized", provider="echo")
     assert 'class="summary"' not in _card(client.get("/board/cards").text, made["id"])
@@ -266,14 +258,7 @@ def test_a_transcript_cursor_that_is_not_a_number_is_a_400(client: httpx2.Client
 
 
 def test_hook_runs_show_failures_with_their_stderr_escaped(client: httpx2.Client) -> None:
-    invoke(
-        client,
-        "compozy__hooks_create",
-        id="hostile-stderr",
-        event="tool.pre_call",
-        command=f"printf '%s' '{HOSTILE}' >&2; exit 3",
-        matcher={"tool": "compozy__session_rename"},
-    )
+    add_failing_hook(client, "compozy__session_rename")
     made = create(client, name="renamed by a hooked call")
     invoke(client, "compozy__session_rename", session_id=made["id"], name="renamed")
     for query in ("", "?failed=1"):
@@ -294,14 +279,7 @@ def test_hook_runs_show_failures_with_their_stderr_escaped(client: httpx2.Client
 def test_remembered_approvals_are_listed_with_their_inputs_escaped_and_revoked(
     client: httpx2.Client,
 ) -> None:
-    grant = invoke(
-        client,
-        "compozy__tool_approvals_set",
-        tool_id="compozy__session_rename",
-        decision="allow",
-        agent_name="general",
-        input={"name": HOSTILE},
-    )["grant"]
+    grant = remember_hostile_grant(client, "compozy__session_rename", "name")
     listed = client.get("/board/approvals").text
     shown = re.search(
         rf'<section class="grant" id="grant-{grant["id"]}".*?</section>', listed, re.S
