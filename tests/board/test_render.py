@@ -75,9 +75,43 @@ def test_a_transcript_line_is_the_event_text_or_its_payload() -> None:
     }
     chunk = {"kind": "agent_message_chunk", "payload": {"content": {"type": "text", "text": "yo"}}}
     assert transcript_line(chunk)["text"] == "yo"
-    assert transcript_line({"kind": "tool_call", "payload": {"raw_input": {"p": 1}}})["text"] == (
-        '{"raw_input":{"p":1}}'
+    assert transcript_line({"kind": "turn_started", "payload": {"turn": 1}})["text"] == (
+        '{"turn":1}'
     )
+
+
+def test_a_tool_call_shows_its_title_status_input_and_result() -> None:
+    started = {
+        "kind": "tool_call",
+        "payload": {
+            "tool_call_id": "write-1",
+            "title": "Write notes.txt",
+            "kind": "edit",
+            "status": "pending",
+            "raw_input": {"path": "notes.txt"},
+        },
+    }
+    assert transcript_line(started)["text"] == (
+        'Write notes.txt · edit · pending · write-1\ninput: {\n  "path": "notes.txt"\n}'
+    )
+    ended = {
+        "kind": "tool_call_update",
+        "payload": {"tool_call_id": "write-1", "status": "completed", "raw_output": {"ok": 1}},
+    }
+    assert transcript_line(ended)["text"] == 'completed · write-1\nresult: {\n  "ok": 1\n}'
+
+
+def test_a_plan_shows_an_entry_a_line_with_its_status() -> None:
+    plan = {
+        "kind": "plan",
+        "payload": {
+            "entries": [
+                {"content": "Read", "status": "completed", "priority": "high"},
+                {"content": "Do", "status": "pending", "priority": "high"},
+            ]
+        },
+    }
+    assert transcript_line(plan)["text"] == "[completed] Read\n[pending] Do"
 
 
 def turn(**fields: Any) -> dict[str, Any]:

@@ -120,10 +120,39 @@ def columns(
 _TEXT_FIELDS = ("text", "content", "summary", "message", "stop_reason")
 
 
+#: what a tool call's event shows after its title, kind and status: ACP's field, and its label
+_TOOL_CALL_PARTS = (("input", "raw_input"), ("result", "raw_output"), ("content", "content"))
+
+
+def _tool_call_text(payload: dict[str, Any]) -> str:
+    """A tool call (or its update): its title, kind and status, then its input and result."""
+    named = ("title", "kind", "status", "tool_call_id")
+    lines = [" · ".join(str(payload[name]) for name in named if payload.get(name))]
+    for label, name in _TOOL_CALL_PARTS:
+        if payload.get(name) not in (None, "", [], {}):
+            lines.append(f"{label}: {jsonutil.dumps_pretty(payload[name])}")
+    return "\n".join(line for line in lines if line)
+
+
+def _plan_text(payload: dict[str, Any]) -> str:
+    """A plan: an entry a line, with its status."""
+    entries = [entry for entry in payload.get("entries") or [] if isinstance(entry, dict)]
+    return "\n".join(f"[{entry.get('status', '')}] {entry.get('content', '')}" for entry in entries)
+
+
 def transcript_line(event: dict[str, Any]) -> dict[str, str]:
-    """An event as the transcript shows it: its kind and its text (the payload as JSON when it
-    has no text of its own: a tool call's input and result, a plan)."""
+    """An event as the transcript shows it: its kind and its text (a tool call's title, status,
+    input and result; a plan's entries; else the payload as JSON when it has no text of its
+    own)."""
     payload = event.get("payload") or {}
+    kind = event["kind"]
+    shown = ""
+    if kind in ("tool_call", "tool_call_update"):
+        shown = _tool_call_text(payload)
+    elif kind == "plan":
+        shown = _plan_text(payload)
+    if shown:
+        return {"kind": kind, "text": shown}
     for name in _TEXT_FIELDS:
         value = payload.get(name)
         if isinstance(value, dict):  # an ACP content block: {"type": "text", "text": ...}
