@@ -290,3 +290,25 @@ def test_remembered_approvals_are_listed_with_their_inputs_escaped_and_revoked(
     assert "<img" not in listed
     invoke(client, "compozy__tool_approvals_revoke", grant_id=grant["id"])
     assert f'id="grant-{grant["id"]}"' not in client.get("/board/approvals").text
+
+
+def test_the_session_page_links_a_parent_and_its_children_and_the_card_counts_them(
+    client: httpx2.Client,
+) -> None:
+    parent = create(client, name="parent")
+    child = invoke(
+        client,
+        "compozy__session_spawn",
+        parent_session_id=parent["id"],
+        agent_name="general",
+        ttl_seconds=3600,
+        name=HOSTILE,
+    )["session_id"]
+    shown = client.get("/board/session", params={"id": parent["id"]}).text
+    assert f'child <a href="/session?id={child}">&lt;img src=x' in shown
+    shown = client.get("/board/session", params={"id": child}).text
+    assert f'parent <a href="/session?id={parent["id"]}">{parent["id"]}</a>' in shown
+    alone = client.get("/board/session", params={"id": create(client, name="alone")["id"]}).text
+    assert "Lineage" not in alone  # no parent, no children: no empty section
+    card = _card(client.get("/board/cards").text, parent["id"])
+    assert '<p class="children">1 child session</p>' in card
