@@ -75,8 +75,27 @@ def test_a_transcript_line_is_the_event_text_or_its_payload() -> None:
     }
     chunk = {"kind": "agent_message_chunk", "payload": {"content": {"type": "text", "text": "yo"}}}
     assert transcript_line(chunk)["text"] == "yo"
-    assert transcript_line({"kind": "turn_started", "payload": {"turn": 1}})["text"] == (
-        '{"turn":1}'
+    assert transcript_line({"kind": "usage_update", "payload": {"used": 5}})["text"] == (
+        '{"used":5}'
+    )
+
+
+def test_a_turn_start_a_permission_request_and_commands_are_said_in_words() -> None:
+    assert transcript_line({"kind": "turn_started", "payload": {"turn": 2}})["text"] == "turn 2"
+    asked = {
+        "kind": "permission_requested",
+        "payload": {
+            "title": "Write notes.txt",
+            "options": [
+                {"option_id": "allow-once", "name": "Allow once", "kind": "allow_once"},
+                {"option_id": "reject-once", "kind": "reject_once"},
+            ],
+        },
+    }
+    assert transcript_line(asked)["text"] == "Write notes.txt · options: Allow once, reject-once"
+    commands = {"available_commands": [{"name": "plan"}, {"name": "write"}]}
+    assert transcript_line({"kind": "available_commands_update", "payload": commands})["text"] == (
+        "commands: plan, write"
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -140,17 +140,41 @@ def _plan_text(payload: dict[str, Any]) -> str:
     return "\n".join(f"[{entry.get('status', '')}] {entry.get('content', '')}" for entry in entries)
 
 
+def _permission_text(payload: dict[str, Any]) -> str:
+    """A permission request: what the agent asks, and the options it offers (by name)."""
+    options = [o for o in payload.get("options") or [] if isinstance(o, dict)]
+    names = ", ".join(str(o.get("name") or o.get("option_id", "")) for o in options)
+    return f"{payload.get('title', '')} · options: {names}" if names else ""
+
+
+def _commands_text(payload: dict[str, Any]) -> str:
+    commands = [c for c in payload.get("available_commands") or [] if isinstance(c, dict)]
+    return "commands: " + ", ".join(str(c.get("name", "")) for c in commands) if commands else ""
+
+
+def _turn_text(payload: dict[str, Any]) -> str:
+    return f"turn {payload['turn']}" if "turn" in payload else ""
+
+
+#: the events the transcript describes in words rather than as their payload's JSON
+_DESCRIBED: dict[str, Callable[[dict[str, Any]], str]] = {
+    "tool_call": _tool_call_text,
+    "tool_call_update": _tool_call_text,
+    "plan": _plan_text,
+    "permission_requested": _permission_text,
+    "available_commands_update": _commands_text,
+    "turn_started": _turn_text,
+}
+
+
 def transcript_line(event: dict[str, Any]) -> dict[str, str]:
     """An event as the transcript shows it: its kind and its text (a tool call's title, status,
     input and result; a plan's entries; else the payload as JSON when it has no text of its
     own)."""
     payload = event.get("payload") or {}
     kind = event["kind"]
-    shown = ""
-    if kind in ("tool_call", "tool_call_update"):
-        shown = _tool_call_text(payload)
-    elif kind == "plan":
-        shown = _plan_text(payload)
+    describe = _DESCRIBED.get(kind)
+    shown = describe(payload) if describe is not None else ""
     if shown:
         return {"kind": kind, "text": shown}
     for name in _TEXT_FIELDS:
