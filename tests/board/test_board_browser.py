@@ -342,9 +342,20 @@ def tab_to(page: Any, selector: str, presses: int = 80) -> None:
     pytest.fail(f"{selector} cannot be reached with the Tab key")
 
 
-def test_a_card_opens_its_session_from_the_keyboard(daemon: Daemon, page: Any) -> None:
+def test_the_filters_and_a_card_work_from_the_keyboard(daemon: Daemon, page: Any) -> None:
     made = create(daemon, name="opened by keyboard")
+    hidden = create(daemon, name="archived, shown when asked")
+    with daemon.client() as client:
+        assert client.post(f"/api/sessions/{hidden['id']}/archive").status_code == 200
     page.goto(board(daemon))
+    page.locator(f"#card-{made['id']}").wait_for()
+    assert page.locator(f"#card-{hidden['id']}").count() == 0
+    tab_to(page, "#filter-archived")
+    page.keyboard.press("Space")
+    page.locator(f"#card-{hidden['id']}").wait_for()
+    tab_to(page, "#filter-text")
+    page.keyboard.type("opened by")
+    assert not page.locator(f"#card-{hidden['id']}").is_visible()
     tab_to(page, f"#card-{made['id']} .name a")
     page.keyboard.press("Enter")
     page.locator(".session .name", has_text="opened by keyboard").wait_for()
