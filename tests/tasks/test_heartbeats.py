@@ -4,6 +4,7 @@ drives, with a fake clock; compact heartbeat status preserves the policy snapsho
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from tests.conftest import Caller
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import FixedClock, timestamp
+from compozy_mcp.errors import ToolInvalidInput
 from compozy_mcp.store.base import TranscriptTurn
 
 pytestmark = pytest.mark.anyio
@@ -104,3 +106,63 @@ async def test_a_reply_of_only_heartbeat_ok_is_recorded_as_nothing_to_do(
     woken = await call.structured("compozy__agent_heartbeat_wake", {"session_id": session})
     assert woken["heartbeat"]["last_outcome"] == "woken"
     assert (await _status(call, session))["last_outcome"] == "nothing_to_do"
+
+
+async def test_a_cron_schedule_wakes_at_its_matches_and_an_interval_replaces_it(
+    call: Caller, app: App, clock: FixedClock
+) -> None:
+    session = (await call.create(provider="claude"))["id"]
+    now = clock.now()
+    slot = now.replace(minute=30, second=0) if now.minute < 30 else None
+    slot = slot or now.replace(minute=0, second=0) + timedelta(hours=1)
+    given = {"session_id": session, "cron": "0,30 * * * *"}
+    beat = (await call.structured("compozy__agent_heartbeat_set", given))["heartbeat"]
+    full = await _status(call, session, result_view="full")
+    assert (full["cron"], beat["next_wake_at"]) == ("0,30 * * * *", timestamp(slot))
+    heartbeats = app.services.heartbeats
+    clock.advance((slot - now).total_seconds() - 1)
+    assert await heartbeats.wake_due() == 0  # a second before the match
+    clock.advance(1)
+    assert await heartbeats.wake_due() == 1
+    woken = await _status(call, session)
+    assert woken["next_wake_at"] == timestamp(slot + timedelta(minutes=30))
+    await app.runtime.wait_turn(
+        CallInfo("compozy__session_wait"), session, woken["last_turn_id"], 30
+    )
+    # an interval replaces the expression; setting neither keeps the schedule there is
+    await call("compozy__agent_heartbeat_set", {"session_id": session, "interval_seconds": 600})
+    await call("compozy__agent_heartbeat_set", {"session_id": session, "prompt": "look"})
+    full = await _status(call, session, result_view="full")
+    assert "cron" not in full
+    assert full["interval_seconds"] == 600
+    assert full["next_wake_at"] == timestamp(clock.now() + timedelta(seconds=600))
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"cron": "* * * *"}, "5-field cron expression"),
+        ({"cron": "* * * * * *"}, "got 6 fields"),
+        ({"cron": "61 * * * *"}, "bad minute"),
+        ({"cron": "0 * * * *", "interval_seconds": 600}, "not both"),
+    ],
+)
+async def test_a_bad_cron_expression_is_refused_naming_the_field(
+    call: Caller, fields: dict[str, Any], says: str
+) -> None:
+    session = (await call.create(provider="claude"))["id"]
+    with pytest.raises(ToolInvalidInput) as caught:
+        await call("compozy__agent_heartbeat_set", {"session_id": session, **fields})
+    assert "cron" in caught.value.message
+    assert says in caught.value.message
+
+
+async def test_the_default_prompt_is_the_workspaces_heartbeat_md(
+    call: Caller, workspace: Path
+) -> None:
+    (workspace / "HEARTBEAT.md").write_text("Check the nightly build.\n", encoding="utf-8")
+    session = (await call.create(provider="claude"))["id"]
+    await call("compozy__agent_heartbeat_set", {"session_id": session})
+    assert (await _status(call, session, result_view="full"))["prompt"] == (
+        "Check the nightly build."
+    )

@@ -26,6 +26,7 @@ HEARTBEAT = obj(
     },
     {
         "interval_seconds": COUNT,
+        "cron": described(STRING, "The 5-field cron expression (UTC) the wakes follow."),
         "prompt": STRING,
         "quiet_hours": STRING,
         "next_wake_at": TIMESTAMP,
@@ -39,6 +40,7 @@ HEARTBEAT = obj(
         "snapshot_id",
         "enabled",
         "interval_seconds",
+        "cron",
         "prompt",
         "quiet_hours",
         "next_wake_at",
@@ -96,14 +98,20 @@ def heartbeat_tools() -> list[ToolDefinition]:
         ToolDefinition(
             id="compozy__agent_heartbeat_set",
             description="Give a session a heartbeat: the daemon wakes it with a prompt (default "
-            "the workspace's HEARTBEAT.md) every interval, skipped while a turn runs and in "
-            "quiet hours.",
+            "the workspace's HEARTBEAT.md) every interval or on a cron schedule, skipped while "
+            "a turn runs and in quiet hours.",
             input_schema=tool_input(
                 {"session_id": SESSION_ID},
                 {
                     "interval_seconds": described(
                         {"type": "integer", "minimum": 60, "maximum": 604_800},
-                        "Seconds between wakes; default 3600.",
+                        "Seconds between wakes; default 3600 (replaces a cron expression).",
+                    ),
+                    "cron": described(
+                        {"type": "string", "minLength": 1, "maxLength": 256},
+                        "When to wake instead of an interval: a 5-field cron expression "
+                        "(minute hour day-of-month month day-of-week, UTC), such as "
+                        '"*/30 9-17 * * 1-5".',
                     ),
                     "prompt": described(
                         {"type": "string", "minLength": 1, "maxLength": 65_536},

@@ -1,12 +1,13 @@
 """Heartbeats: a session woken with a prompt on a schedule, so that its agent looks at its
 queue (tasks) without anyone asking.
 
-A heartbeat has an interval, the prompt it wakes the session with (by default the workspace's
-``HEARTBEAT.md``, else :data:`DEFAULT_PROMPT`) and optional quiet hours. The daemon's upkeep
-wakes the sessions that are due (:meth:`Heartbeats.wake_due`); ``compozy__agent_heartbeat_wake``
-wakes one now. A wake is never two at once and is skipped while a turn runs; each records its
-outcome: ``woken`` (the turn it started), ``nothing_to_do`` (the agent replied only
-``HEARTBEAT_OK``: recorded, not surfaced), ``skipped_busy``, ``skipped_quiet`` or ``failed``.
+A heartbeat has an interval or a 5-field cron expression (UTC), the prompt it wakes the
+session with (by default the workspace's ``HEARTBEAT.md``, else :data:`DEFAULT_PROMPT`) and
+optional quiet hours. The daemon's upkeep wakes the sessions that are due
+(:meth:`Heartbeats.wake_due`); ``compozy__agent_heartbeat_wake`` wakes one now.
+A wake is never two at once and is skipped while a turn runs; each records its outcome:
+``woken`` (the turn it started), ``nothing_to_do`` (the agent replied only ``HEARTBEAT_OK``:
+recorded, not surfaced), ``skipped_busy``, ``skipped_quiet`` or ``failed``.
 
 The status names the permission policy the wake runs under by its ``snapshot_id`` (a digest of
 the session's policy, which never changes once the session exists).
@@ -20,7 +21,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,9 @@ import orjson
 
 from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
-from compozy_mcp.clock import Clock, parse_timestamp, timestamp
+from compozy_mcp.clock import Clock, timestamp
 from compozy_mcp.errors import CompozyError, ResourceNotFound, ToolInvalidInput
+from compozy_mcp.sessions.heartbeat_schedule import cron_problem, in_quiet_hours, next_wake
 from compozy_mcp.sessions.ledger import SessionLedger
 from compozy_mcp.sessions.model import PermissionPolicy
 from compozy_mcp.store.heartbeats import HeartbeatRow
@@ -50,21 +51,6 @@ def snapshot_id(policy: PermissionPolicy) -> str:
     return "pol-" + hashlib.sha256(canonical).hexdigest()[:16]
 
 
-def _minutes(text: str) -> int:
-    hours, minutes = text.split(":")
-    return int(hours) * 60 + int(minutes)
-
-
-def in_quiet_hours(quiet_hours: str | None, moment: str) -> bool:
-    """Whether ``moment`` falls in ``HH:MM-HH:MM`` (UTC; may wrap past midnight)."""
-    if not quiet_hours:
-        return False
-    start, end = (_minutes(part) for part in quiet_hours.split("-"))
-    at = parse_timestamp(moment)
-    now = at.hour * 60 + at.minute
-    return start <= now < end if start <= end else now >= start or now < end
-
-
 class Heartbeats:
     def __init__(self, ledger: SessionLedger, clock: Clock, offload: Offload) -> None:
         self._ledger = ledger
@@ -79,8 +65,8 @@ class Heartbeats:
     def _now(self) -> str:
         return timestamp(self._clock.now())
 
-    def _after(self, seconds: int) -> str:
-        return timestamp(self._clock.now() + timedelta(seconds=seconds))
+    def _next_wake(self, interval_seconds: int, cron: str | None) -> str:
+        return timestamp(next_wake(self._clock.now(), interval_seconds, cron))
 
     def _record(self, session_id: str, row: HeartbeatRow | None) -> dict[str, Any]:
         with self._store.read() as reader:
@@ -104,6 +90,7 @@ class Heartbeats:
             }
         )
         optional = {
+            "cron": row.cron,
             "quiet_hours": row.quiet_hours,
             "last_wake_at": row.last_wake_at,
             "last_outcome": row.last_outcome,
@@ -149,6 +136,13 @@ class Heartbeats:
                 raise ToolInvalidInput.for_field(
                     call.tool_id, "quiet_hours", "must be HH:MM-HH:MM"
                 ) from None
+        if "cron" in args and "interval_seconds" in args:
+            raise ToolInvalidInput.for_field(
+                call.tool_id, "cron", "give either cron or interval_seconds, not both"
+            )
+        problem = cron_problem(args["cron"]) if "cron" in args else None
+        if problem is not None:
+            raise ToolInvalidInput.for_field(call.tool_id, "cron", problem)
 
         def work() -> dict[str, Any]:
             self._record(session_id, None)  # the session exists
@@ -157,12 +151,17 @@ class Heartbeats:
             with self._store.write() as writer:
                 old = writer.heartbeat(session_id)
                 interval = args.get("interval_seconds") or (old.interval_seconds if old else 3600)
+                # a new interval replaces a cron expression and a new expression an interval;
+                # neither keeps the schedule there was
+                cron = args.get("cron") or (
+                    old.cron if old and "interval_seconds" not in args else None
+                )
                 row = HeartbeatRow(
                     session_id=session_id,
                     interval_seconds=interval,
                     prompt=prompt,
                     enabled=int(args.get("enabled", True)),
-                    next_wake_at=self._after(interval),
+                    next_wake_at=self._next_wake(interval, cron),
                     created_at=old.created_at if old else now,
                     updated_at=now,
                     quiet_hours=quiet,
@@ -171,6 +170,7 @@ class Heartbeats:
                     last_turn_id=old.last_turn_id if old else None,
                     last_error=old.last_error if old else None,
                     wakes=old.wakes if old else 0,
+                    cron=cron,
                 )
                 writer.put_heartbeat(row)
             return self._record(session_id, row)
@@ -201,7 +201,7 @@ class Heartbeats:
                 interval_seconds=3600,
                 prompt=self._default_prompt(session_id),
                 enabled=0,
-                next_wake_at=self._after(3600),
+                next_wake_at=self._next_wake(3600, None),
                 created_at=now,
                 updated_at=now,
             )
@@ -226,7 +226,7 @@ class Heartbeats:
         row = replace(
             row,
             updated_at=now,
-            next_wake_at=self._after(row.interval_seconds),
+            next_wake_at=self._next_wake(row.interval_seconds, row.cron),
             last_wake_at=now,
             last_outcome=outcome,
             last_turn_id=turn_id,

@@ -26,6 +26,8 @@ class HeartbeatRow:
     last_turn_id: str | None = None
     last_error: str | None = None
     wakes: int = 0
+    #: a 5-field cron expression (UTC) the wakes follow instead of ``interval_seconds``
+    cron: str | None = None
 
 
 class HeartbeatReader(ABC):

@@ -341,6 +341,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX heartbeats_due ON heartbeats(next_wake_at) WHERE enabled = 1;
         """,
     ),
+    Migration(
+        12,
+        "heartbeats may follow a cron expression instead of an interval",
+        """
+        ALTER TABLE heartbeats ADD COLUMN cron TEXT;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
