@@ -19,7 +19,7 @@ from compozy_mcp.api.responses import STATUS_BY_CODE
 from compozy_mcp.api.routes import MAX_BODY_BYTES
 from compozy_mcp.hostapi import bodies
 from compozy_mcp.hostapi.inputs import SESSION_CREATE, SESSION_LIST, TOOL_SEARCH, input_schema
-from compozy_mcp.hostapi.tasks import TASK_OPERATIONS, TaskOperation
+from compozy_mcp.hostapi.tasks import HEARTBEAT_OPERATIONS, TASK_OPERATIONS, TaskOperation
 from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.native import build_registry
 from compozy_mcp.native.agent_tools import (
@@ -679,7 +679,7 @@ def _task_schemas() -> dict[str, Schema]:
     response (the tool's full record)."""
     registry = build_registry()
     schemas: dict[str, Schema] = {}
-    for operation in TASK_OPERATIONS:
+    for operation in TASK_OPERATIONS + HEARTBEAT_OPERATIONS:
         tool = registry.get(operation.tool_id)
         schemas[_task_schema_name(operation, "Response")] = dict(tool.definition.output_schema)
         if operation.has_body:
@@ -696,23 +696,25 @@ def _task_schemas() -> dict[str, Schema]:
 
 
 def _task_paths() -> dict[str, Any]:
-    """The ``compozy__task_*`` tools as resources, called as the operator (full records)."""
+    """The ``compozy__task_*`` and ``compozy__agent_heartbeat_*`` tools as resources, called as
+    the operator (full records)."""
     ids = {
         "task_id": _path("task_id", "A task id (task-...)."),
         "run_id": _path("run_id", "A task run id (trun-...)."),
+        "session_id": SESSION_ID,
     }
     list_input = stated(dict(build_registry().get("compozy__task_list").input_schema))
     filters = list_input["properties"]
     schemas = _task_schemas()
     paths: dict[str, Any] = {}
-    for operation in TASK_OPERATIONS:
+    for operation in TASK_OPERATIONS + HEARTBEAT_OPERATIONS:
         spec: dict[str, Any] = {
             "operationId": operation.operation_id,
             "summary": operation.summary,
         }
         if operation.path_field is not None:
             spec["parameters"] = [ids[operation.path_field]]
-        if operation.name == "list":
+        if operation.tool_id == "compozy__task_list":
             spec["parameters"] = [
                 _query("workspace_id", STRING, "Only this workspace's tasks."),
                 _query("state", STRING, "Only tasks in these states (comma-separated)."),

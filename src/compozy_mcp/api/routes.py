@@ -32,7 +32,13 @@ from compozy_mcp.errors import (
 )
 from compozy_mcp.hostapi import HostClient
 from compozy_mcp.hostapi.inputs import SESSION_LIST, TOOL_SEARCH
-from compozy_mcp.hostapi.tasks import TASK_LIST_QUERY, TASK_OPERATIONS, TaskOperation
+from compozy_mcp.hostapi.tasks import (
+    HEARTBEAT,
+    HEARTBEAT_OPERATIONS,
+    TASK_LIST_QUERY,
+    TASK_OPERATIONS,
+    TaskOperation,
+)
 from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.reasons import Reason
 
@@ -70,6 +76,8 @@ SESSION_ACTIONS = (
     "diff",
     "merge",
     "pull-request",
+    "heartbeat",
+    "heartbeat/wake",
 )
 register_url_convertor("compozy_session_id", _id_convertor(*SESSION_ACTIONS))
 #: the body fields of ``POST /sessions/{id}/prompt`` and ``/approve``
@@ -440,7 +448,8 @@ class Routes:
     # --- tasks ------------------------------------------------------------------------------
 
     def task_handler(self, operation: TaskOperation) -> Handler:
-        """The handler of one task operation: path id and body (or query) as the tool's input."""
+        """The handler of one task (or heartbeat) operation: path id and body (or query) as the
+        tool's input."""
 
         async def handler(request: Request) -> tuple[int, dict[str, Any]]:
             if operation.has_body:
@@ -450,6 +459,8 @@ class Routes:
                 args = _task_query(operation.tool_id, request)
             if operation.path_field is not None:
                 args[operation.path_field] = request.path_params[operation.path_field]
+            if operation.family == HEARTBEAT:
+                return operation.status, await self.host.heartbeat(operation.name, args)
             return operation.status, await self.host.task(operation.name, args)
 
         return handler
@@ -499,7 +510,10 @@ class Routes:
             ("/loop-runs/{run_id:path}/approve", "POST", self.approve_loop_run),
             ("/loop-runs/{run_id:compozy_run_id}", "GET", self.loop_run_status),
         ]
-        spec += [(op.path, op.method, self.task_handler(op)) for op in TASK_OPERATIONS]
+        spec += [
+            (op.route_path, op.method, self.task_handler(op))
+            for op in TASK_OPERATIONS + HEARTBEAT_OPERATIONS
+        ]
         by_path: dict[str, dict[str, Handler]] = {}
         for path, method, handler in spec:
             by_path.setdefault(path, {})[method] = handler

@@ -106,6 +106,11 @@ class HostClient(Protocol):
         :data:`~compozy_mcp.hostapi.tasks.TASK_OPERATIONS`)."""
         ...
 
+    async def heartbeat(self, operation: str, args: Mapping[str, Any]) -> Payload:
+        """The complete result of ``compozy__agent_heartbeat_<operation>`` (``set``,
+        ``status``, ``wake``; see :data:`~compozy_mcp.hostapi.tasks.HEARTBEAT_OPERATIONS`)."""
+        ...
+
     async def list_worktrees(self, filters: Mapping[str, Any]) -> Payload:
         """``{"worktrees": [...]}``: ``workspace_id``, ``session_id``, ``include_removed``,
         ``limit``."""

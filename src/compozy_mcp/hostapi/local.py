@@ -311,6 +311,9 @@ class LocalHost:
     async def task(self, operation: str, args: Mapping[str, Any]) -> Payload:
         return await self._tool(f"compozy__task_{operation}", args)
 
+    async def heartbeat(self, operation: str, args: Mapping[str, Any]) -> Payload:
+        return await self._tool(f"compozy__agent_heartbeat_{operation}", args)
+
     async def list_worktrees(self, filters: Mapping[str, Any]) -> Payload:
         return await self._tool("compozy__worktree_list", filters)
 

@@ -18,7 +18,7 @@ from compozy_mcp.hostapi import oneshot
 from compozy_mcp.hostapi.client import Payload
 from compozy_mcp.hostapi.oneshot import speaks
 from compozy_mcp.hostapi.target import Target
-from compozy_mcp.hostapi.tasks import TASK_OPERATION
+from compozy_mcp.hostapi.tasks import HEARTBEAT_OPERATION, TASK_OPERATION, TaskOperation
 from compozy_mcp.hostapi.wire import API_PREFIX, DIAGNOSTIC_HEADER, SESSION_HEADER
 from compozy_mcp.reasons import Reason
 
@@ -329,7 +329,12 @@ class RemoteHost:
         return await self._request("POST", path, body=fields)
 
     async def task(self, operation: str, args: Mapping[str, Any]) -> Payload:
-        route = TASK_OPERATION[operation]
+        return await self._operation(TASK_OPERATION[operation], args)
+
+    async def heartbeat(self, operation: str, args: Mapping[str, Any]) -> Payload:
+        return await self._operation(HEARTBEAT_OPERATION[operation], args)
+
+    async def _operation(self, route: TaskOperation, args: Mapping[str, Any]) -> Payload:
         rest = dict(args)
         path = route.path
         if route.path_field is not None:

@@ -1,8 +1,10 @@
-"""The task tools as HTTP operations: one table that the routes, the OpenAPI document and the
-remote client all read, so the three never disagree on a path, a method or a field.
+"""The task and heartbeat tools as HTTP operations: tables that the routes, the OpenAPI
+document and the remote client all read, so the three never disagree on a path, a method or a
+field.
 
-Each operation is a ``compozy__task_<name>`` tool called as the operator, answering its full
-record; the id in the path (``task_id``, ``run_id``) is that tool input, the body the rest.
+Each operation is a ``compozy__task_<name>`` (or ``compozy__agent_heartbeat_<name>``) tool
+called as the operator, answering its full record; the id in the path (``task_id``, ``run_id``,
+``session_id``) is that tool input, the body the rest.
 """
 
 from __future__ import annotations
@@ -21,21 +23,29 @@ class TaskOperation:
     summary: str
     #: the status of a success
     status: int = 200
+    #: the tool is ``<family><name>``
+    family: str = "compozy__task_"
 
     @property
     def tool_id(self) -> str:
-        return f"compozy__task_{self.name}"
+        return f"{self.family}{self.name}"
 
     @property
     def path_field(self) -> str | None:
-        for field in ("task_id", "run_id"):
+        for field in ("task_id", "run_id", "session_id"):
             if "{" + field + "}" in self.path:
                 return field
         return None
 
     @property
+    def route_path(self) -> str:
+        """The path as the router matches it: a session id may hold ``/`` (as on every
+        ``/sessions/{id}/...`` route)."""
+        return self.path.replace("{session_id}", "{session_id:path}")
+
+    @property
     def has_body(self) -> bool:
-        return self.method in ("POST", "PATCH")
+        return self.method in ("POST", "PATCH", "PUT")
 
 
 TASK_OPERATIONS: tuple[TaskOperation, ...] = (
@@ -98,3 +108,32 @@ TASK_OPERATIONS: tuple[TaskOperation, ...] = (
 TASK_OPERATION = {operation.name: operation for operation in TASK_OPERATIONS}
 #: ``GET /api/tasks`` query parameters (``state``: comma-separated states)
 TASK_LIST_QUERY = ("workspace_id", "state", "label", "limit")
+
+HEARTBEAT = "compozy__agent_heartbeat_"
+HEARTBEAT_OPERATIONS: tuple[TaskOperation, ...] = (
+    TaskOperation(
+        "status",
+        "GET",
+        "/sessions/{session_id}/heartbeat",
+        "heartbeatStatus",
+        "A session's heartbeat: the policy its wakes run under, the next wake, the last outcome.",
+        family=HEARTBEAT,
+    ),
+    TaskOperation(
+        "set",
+        "PUT",
+        "/sessions/{session_id}/heartbeat",
+        "setHeartbeat",
+        "Give a session a heartbeat (an interval or a cron expression, a prompt, quiet hours).",
+        family=HEARTBEAT,
+    ),
+    TaskOperation(
+        "wake",
+        "POST",
+        "/sessions/{session_id}/heartbeat/wake",
+        "wakeHeartbeat",
+        "Wake a session now with its heartbeat prompt (skipped while a turn runs).",
+        family=HEARTBEAT,
+    ),
+)
+HEARTBEAT_OPERATION = {operation.name: operation for operation in HEARTBEAT_OPERATIONS}
