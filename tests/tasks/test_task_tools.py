@@ -288,3 +288,20 @@ async def test_a_restricted_child_acts_only_on_runs_of_itself_and_its_descendant
             await _claim(call, worker, scope=CallScope(child))
     else:
         await call(tool, tool_input, scope=CallScope(child))
+
+
+async def test_a_named_task_is_claimed_when_todo_and_refused_saying_why_otherwise(
+    call: Caller,
+) -> None:
+    first = await _task(call, "first", priority=9)
+    named = await _task(call, "named", priority=1)
+    worker = await _session(call)
+    claimed = await _claim(call, worker, task_id=named["task_id"])
+    assert claimed["task"]["task_id"] == named["task_id"]  # not the higher-priority one
+    assert claimed["task"]["current_run"]["session_id"] == worker
+    with pytest.raises(ToolConflict) as caught:
+        await _claim(call, worker, task_id=named["task_id"])
+    assert f'task "{named["task_id"]}" is in_progress' in caught.value.message
+    with pytest.raises(ResourceNotFound):
+        await _claim(call, worker, task_id="task-nope")
+    assert (await _claim(call, worker))["task"]["task_id"] == first["task_id"]

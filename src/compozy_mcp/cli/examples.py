@@ -187,6 +187,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "heartbeat show": ("compozy heartbeat show sess-1", "compozy heartbeat show sess-1 -o json"),
     "heartbeat wake": ("compozy heartbeat wake sess-1",),
+    "task run": (
+        "compozy task run task-1 --agent claude",
+        "compozy task run task-1 --agent codex --no-worktree --no-wait",
+    ),
     "session prompt": (
         "compozy session prompt sess-1 'Fix the failing test'",
         "compozy session prompt sess-1 'Summarize the diff' -o json",
