@@ -78,24 +78,6 @@ def test_release_fail_and_cancel(home: Home) -> None:
     assert "cancelled" in refused.stderr
 
 
-def test_compact_heartbeat_status_keeps_snapshot_id_through_the_cli(home: Home) -> None:
-    """Spec: "Compact heartbeat status preserves the policy snapshot_id", as a user types it."""
-    session = as_json(home, "session", "create", "--agent", "general")["session"]["id"]
-    given = json.dumps({"session_id": session, "interval_seconds": 600})
-    as_json(home, "tool", "invoke", "compozy__agent_heartbeat_set", "--input", given)
-    status = as_json(
-        home,
-        "tool",
-        "invoke",
-        "compozy__agent_heartbeat_status",
-        "--input",
-        json.dumps({"session_id": session}),
-    )
-    beat = status["result"]["structured"]["heartbeat"]
-    assert beat["snapshot_id"].startswith("pol-")
-    assert "prompt" not in beat  # compact
-
-
 def test_a_heartbeat_set_shown_and_woken_through_the_cli(home: Home) -> None:
     session = as_json(home, "session", "create", "--agent", "general")["session"]["id"]
     set_ = ok(
