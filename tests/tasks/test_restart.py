@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from tests.api.support import Home, running_daemon
 from tests.conftest import Caller
@@ -117,3 +118,37 @@ async def test_a_daemon_restarted_picks_up_the_claims_and_schedules_in_its_store
             assert status["cron"] == "0 3 * * *"
         finally:
             await host.aclose()
+
+
+@pytest.mark.process
+async def test_two_daemons_on_one_store_never_claim_the_same_task(tmp_path: Path) -> None:
+    """Issue 27, item 2: twenty sessions claim ten tasks at once, half through each of two
+    ``compozy serve`` processes sharing the store; each task is claimed once."""
+    home = Home.make(tmp_path)
+    with (
+        running_daemon(home, "--port", "0", "--no-uds", listeners=1) as first,
+        running_daemon(home, "--port", "0", "--no-uds", listeners=1) as second,
+    ):
+        hosts = [RemoteHost(parse_target(str(d.url))) for d in (first, second)]
+        try:
+            made = {"agent_name": "worker", "provider": "echo"}
+            workers = [(await hosts[0].create_session(made))["session"]["id"] for _ in range(20)]
+            tasks = {
+                (await hosts[1].task("create", {"title": f"task {n}"}))["task"]["task_id"]
+                for n in range(10)
+            }
+            results: list[dict[str, Any]] = []
+
+            async def claim(index: int, worker: str) -> None:
+                host = hosts[index % 2]
+                results.append(await host.task("run_claim_next", {"session_id": worker}))
+
+            async with anyio.create_task_group() as group:
+                for index, worker in enumerate(workers):
+                    group.start_soon(claim, index, worker)
+            won = [result["task"]["task_id"] for result in results if result["claimed"]]
+            assert sorted(won) == sorted(tasks)  # every task once, none twice
+            assert sum(not result["claimed"] for result in results) == 10
+        finally:
+            for host in hosts:
+                await host.aclose()
