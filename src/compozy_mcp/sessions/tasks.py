@@ -149,6 +149,9 @@ class Tasks:
         self._offload = offload
         #: how requested changes reach a working session's agent (set where agents run)
         self.prompter: Prompter | None = None
+        #: notes what a session's worktree holds now (set where worktrees are kept), so that a
+        #: delivery made mid-turn carries the changes made so far, not the last turn's
+        self.note_worktree: Callable[[str], Awaitable[None]] | None = None
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -368,6 +371,13 @@ class Tasks:
     ) -> dict[str, Any]:
         """The run delivers its work for review: the task goes ``in_review``; when the session
         has a worktree, its branch and what it changed are part of the delivery."""
+        if self.note_worktree is not None:
+
+            def worker() -> str:  # and whether the caller may complete the run at all
+                with self._store.read() as reader:
+                    return self._own_run(reader, call, run_id).session_id
+
+            await self.note_worktree(await self._offload(worker))
 
         def body(writer: StoreWriter) -> dict[str, Any]:
             run = self._own_run(writer, call, run_id)
