@@ -7,8 +7,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from tests.conftest import Caller
+from tests.waiting import wait_until_async
 
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import CallInfo
@@ -166,3 +168,31 @@ async def test_the_default_prompt_is_the_workspaces_heartbeat_md(
     assert (await _status(call, session, result_view="full"))["prompt"] == (
         "Check the nightly build."
     )
+
+
+async def test_a_wake_is_skipped_while_a_turn_runs_and_never_two_at_once(call: Caller) -> None:
+    session = (await call.create(provider="claude"))["id"]
+    wake = "compozy__agent_heartbeat_wake"
+    outcomes: list[str] = []
+
+    async def woken() -> None:
+        beat = (await call.structured(wake, {"session_id": session}))["heartbeat"]
+        outcomes.append(beat["last_outcome"])
+
+    async with anyio.create_task_group() as group:  # two wakes at once: one turn
+        group.start_soon(woken)
+        group.start_soon(woken)
+    assert sorted(outcomes) == ["skipped_busy", "woken"]
+    full = await _status(call, session, result_view="full")
+    assert full["wakes"] == 1
+    await call("compozy__session_wait", {"session_id": session, "turn_id": full["last_turn_id"]})
+    await call("compozy__session_prompt", {"session_id": session, "prompt": "slow 30"})
+
+    async def running() -> bool:
+        return bool((await call.full(session))["runtime"]["status"] == "running")
+
+    ran: bool = await wait_until_async(running, "the slow turn to run")
+    assert ran
+    busy = (await call.structured(wake, {"session_id": session}))["heartbeat"]
+    assert busy["last_outcome"] == "skipped_busy"
+    await call("compozy__session_prompt_cancel", {"session_id": session})
