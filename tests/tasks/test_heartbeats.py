@@ -159,15 +159,35 @@ async def test_a_bad_cron_expression_is_refused_naming_the_field(
     assert says in caught.value.message
 
 
-async def test_the_default_prompt_is_the_workspaces_heartbeat_md(
-    call: Caller, workspace: Path
+async def test_the_default_prompt_is_the_workspaces_heartbeat_md_as_it_is_at_each_wake(
+    call: Caller, app: App, workspace: Path
 ) -> None:
-    (workspace / "HEARTBEAT.md").write_text("Check the nightly build.\n", encoding="utf-8")
     session = (await call.create(provider="claude"))["id"]
     await call("compozy__agent_heartbeat_set", {"session_id": session})
-    assert (await _status(call, session, result_view="full"))["prompt"] == (
-        "Check the nightly build."
-    )
+    full = await _status(call, session, result_view="full")
+    assert (full["prompt_source"], "HEARTBEAT_OK" in full["prompt"]) == ("built-in", True)
+    sent: list[str] = []
+
+    async def waker(session_id: str, text: str) -> str:
+        sent.append(text)
+        return f"turn-{len(sent)}"
+
+    app.services.heartbeats.waker = waker
+    heartbeat_md = workspace / "HEARTBEAT.md"
+    heartbeat_md.write_text("Check the nightly build.\n", encoding="utf-8")
+    await call("compozy__agent_heartbeat_wake", {"session_id": session})
+    heartbeat_md.write_text("Check the release branch.\n", encoding="utf-8")
+    await call("compozy__agent_heartbeat_wake", {"session_id": session})
+    assert sent == ["Check the nightly build.", "Check the release branch."]
+    full = await _status(call, session, result_view="full")
+    assert (full["prompt"], full["prompt_source"]) == ("Check the release branch.", "HEARTBEAT.md")
+    # a prompt of its own wins, and stays when the schedule changes
+    await call("compozy__agent_heartbeat_set", {"session_id": session, "prompt": "Mine."})
+    await call("compozy__agent_heartbeat_set", {"session_id": session, "cron": "0 * * * *"})
+    await call("compozy__agent_heartbeat_wake", {"session_id": session})
+    assert sent[-1] == "Mine."
+    full = await _status(call, session, result_view="full")
+    assert (full["prompt"], full["prompt_source"]) == ("Mine.", "input")
 
 
 async def test_a_wake_is_skipped_while_a_turn_runs_and_never_two_at_once(call: Caller) -> None:

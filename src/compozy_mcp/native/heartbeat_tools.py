@@ -27,7 +27,12 @@ HEARTBEAT = obj(
     {
         "interval_seconds": COUNT,
         "cron": described(STRING, "The 5-field cron expression (UTC) the wakes follow."),
-        "prompt": STRING,
+        "prompt": described(STRING, "What a wake sends the session."),
+        "prompt_source": described(
+            enum("input", "HEARTBEAT.md", "built-in"),
+            "Where the prompt comes from: the heartbeat's own (input), the workspace's "
+            "HEARTBEAT.md as it is now (read again at each wake), or the built-in one.",
+        ),
         "quiet_hours": STRING,
         "next_wake_at": TIMESTAMP,
         "last_wake_at": TIMESTAMP,
@@ -42,6 +47,7 @@ HEARTBEAT = obj(
         "interval_seconds",
         "cron",
         "prompt",
+        "prompt_source",
         "quiet_hours",
         "next_wake_at",
         "last_wake_at",
@@ -115,7 +121,8 @@ def heartbeat_tools() -> list[ToolDefinition]:
                     ),
                     "prompt": described(
                         {"type": "string", "minLength": 1, "maxLength": 65_536},
-                        "What the session is woken with.",
+                        "What the session is woken with; kept until another is given. "
+                        "Default: the workspace's HEARTBEAT.md, read at each wake.",
                     ),
                     "quiet_hours": QUIET_HOURS,
                     "enabled": described(BOOLEAN, "false pauses it; default true."),

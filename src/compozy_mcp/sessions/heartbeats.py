@@ -2,8 +2,9 @@
 queue (tasks) without anyone asking.
 
 A heartbeat has an interval or a 5-field cron expression (UTC), the prompt it wakes the
-session with (by default the workspace's ``HEARTBEAT.md``, else :data:`DEFAULT_PROMPT`) and
-optional quiet hours. The daemon's upkeep wakes the sessions that are due
+session with and optional quiet hours. Without a prompt of its own (stored as ``""``) a wake
+reads the workspace's ``HEARTBEAT.md`` as it is then, else :data:`DEFAULT_PROMPT`: the file is
+the operator's to edit between wakes. The daemon's upkeep wakes the sessions that are due
 (:meth:`Heartbeats.wake_due`); ``compozy__agent_heartbeat_wake`` wakes one now.
 A wake is never two at once and is skipped while a turn runs; each records its outcome:
 ``woken`` (the turn it started), ``nothing_to_do`` (the agent replied only ``HEARTBEAT_OK``:
@@ -82,10 +83,12 @@ class Heartbeats:
         }
         if row is None:
             return record
+        prompt, source = (row.prompt, "input") if row.prompt else self._default_prompt(session_id)
         record.update(
             {
                 "interval_seconds": row.interval_seconds,
-                "prompt": row.prompt,
+                "prompt": prompt,
+                "prompt_source": source,
                 "next_wake_at": row.next_wake_at,
             }
         )
@@ -115,7 +118,9 @@ class Heartbeats:
             writer.put_heartbeat(settled)
         return settled
 
-    def _default_prompt(self, session_id: str) -> str:
+    def _default_prompt(self, session_id: str) -> tuple[str, str]:
+        """The prompt of a heartbeat without one of its own, and where it comes from: the
+        workspace's ``HEARTBEAT.md`` as it is now, else the built-in one."""
         with self._store.read() as reader:
             session = reader.session(session_id)
             workspace = reader.workspace(session.workspace_id) if session else None
@@ -124,8 +129,8 @@ class Heartbeats:
             if path.is_file():
                 text = path.read_text(encoding="utf-8", errors="replace").strip()
                 if text:
-                    return text
-        return DEFAULT_PROMPT
+                    return text, HEARTBEAT_FILE
+        return DEFAULT_PROMPT, "built-in"
 
     async def set(self, call: CallInfo, session_id: str, args: dict[str, Any]) -> dict[str, Any]:
         quiet = args.get("quiet_hours")
@@ -146,11 +151,12 @@ class Heartbeats:
 
         def work() -> dict[str, Any]:
             self._record(session_id, None)  # the session exists
-            prompt = args.get("prompt") or self._default_prompt(session_id)
             now = self._now()
             with self._store.write() as writer:
                 old = writer.heartbeat(session_id)
                 interval = args.get("interval_seconds") or (old.interval_seconds if old else 3600)
+                # a prompt given stays until another is given; "" is the workspace's own
+                prompt = args.get("prompt", old.prompt if old else "")
                 # a new interval replaces a cron expression and a new expression an interval;
                 # neither keeps the schedule there was
                 cron = args.get("cron") or (
@@ -199,7 +205,7 @@ class Heartbeats:
             row = HeartbeatRow(
                 session_id=session_id,
                 interval_seconds=3600,
-                prompt=self._default_prompt(session_id),
+                prompt="",
                 enabled=0,
                 next_wake_at=self._next_wake(3600, None),
                 created_at=now,
@@ -218,7 +224,8 @@ class Heartbeats:
         else:
             self._waking.add(session_id)
             try:
-                turn_id = await self.waker(session_id, row.prompt)
+                prompt = row.prompt or (await self._offload(self._default_prompt, session_id))[0]
+                turn_id = await self.waker(session_id, prompt)
             except CompozyError as failure:
                 outcome, error = "failed", failure.message
             finally:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 class HeartbeatRow:
     session_id: str
     interval_seconds: int
+    #: ``""``: none of its own (a wake reads the workspace's HEARTBEAT.md then)
     prompt: str
     #: 1 while the schedule runs
     enabled: int
