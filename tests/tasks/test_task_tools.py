@@ -254,6 +254,13 @@ async def test_a_session_sees_and_creates_the_tasks_of_its_own_workspace_only(
             {"title": "x", "workspace_id": other.id},
             scope=CallScope(worker),
         )
+    # naming another workspace's task: unknown to the session, a conflict to the operator
+    named = {"session_id": worker, "task_id": foreign["task_id"]}
+    with pytest.raises(ResourceNotFound):
+        await call("compozy__task_run_claim_next", named, scope=CallScope(worker))
+    with pytest.raises(ToolConflict) as caught:
+        await call("compozy__task_run_claim_next", named)
+    assert f'is in workspace "{other.id}"' in caught.value.message
 
 
 @pytest.mark.parametrize("who", ["self", "grandchild", "parent", "sibling"])
