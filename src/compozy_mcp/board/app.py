@@ -17,11 +17,13 @@ from compozy_mcp.board.render import (
     attention_text,
     columns,
     patch_text,
+    task_columns,
     transcript_line,
     waiting_text,
 )
 from compozy_mcp.errors import CompozyError
 from compozy_mcp.hostapi.local import LocalHost
+from compozy_mcp.store.tasks import TASK_STATES
 
 #: no inline script, no inline style, nothing from another origin, never framed
 CSP = (
@@ -39,14 +41,20 @@ ASSETS = {
     "board.js": "text/javascript",
     "session.js": "text/javascript",
     "loops.js": "text/javascript",
+    "tasks.js": "text/javascript",
     "board.css": "text/css",
 }
-OPEN_PATHS = ("/", "/session", "/loops", *(f"/static/{name}" for name in ASSETS))
+OPEN_PATHS = ("/", "/session", "/loops", "/tasks", *(f"/static/{name}" for name in ASSETS))
 #: the transcript's most recent events a session page shows
 TRANSCRIPT_EVENTS = 300
 #: sessions the board shows at most (pages of the session list read in turn)
 MAX_CARDS = 2000
 PAGE = 200
+#: tasks the tasks page shows at most, open ones and ended (done, cancelled) ones, each in
+#: the list's claim order: ended tasks never push open ones off the page
+OPEN_TASKS, ENDED_TASKS = 500, 100
+ENDED = ["done", "cancelled"]
+OPEN = [state for state in TASK_STATES if state not in ENDED]
 #: a burst of events (an agent's chunks) is drawn once; a change the runtime does not publish
 #: (a session created or archived by a CLI without the daemon) is seen within this long
 SETTLE_SECONDS = 0.15
@@ -147,6 +155,19 @@ class Board:
             return self.on_error(error)
         return _page(_templates.get_template("loop_runs.html").render(runs=runs))
 
+    async def tasks_shell(self, request: Request) -> Response:
+        return _page(_templates.get_template("tasks.html").render())
+
+    async def tasks_fragment(self, request: Request) -> Response:
+        try:
+            tasks = [
+                *(await self.host.task("list", {"states": OPEN, "limit": OPEN_TASKS}))["tasks"],
+                *(await self.host.task("list", {"states": ENDED, "limit": ENDED_TASKS}))["tasks"],
+            ]
+        except CompozyError as error:
+            return self.on_error(error)
+        return _page(_templates.get_template("task_list.html").render(columns=task_columns(tasks)))
+
     async def cards_fragment(self, request: Request) -> Response:
         try:
             return _page(await self.cards(_archived(request)))
@@ -199,5 +220,7 @@ def board_routes(host: LocalHost, on_error: ErrorResponder) -> list[Route]:
         Route("/board/session", board.session_fragment, methods=["GET"]),
         Route("/loops", board.loops_shell, methods=["GET"]),
         Route("/board/loops", board.loops_fragment, methods=["GET"]),
+        Route("/tasks", board.tasks_shell, methods=["GET"]),
+        Route("/board/tasks", board.tasks_fragment, methods=["GET"]),
         Route("/board/stream", board.stream, methods=["GET"]),
     ]
