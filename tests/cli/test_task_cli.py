@@ -93,8 +93,10 @@ def test_a_heartbeat_set_shown_and_woken_through_the_cli(home: Home) -> None:
         "pol-",
         True,
     )
-    woken = ok(compozy(home, "heartbeat", "wake", session))
-    assert "last wake:" in woken
+    first = as_json(home, "heartbeat", "wake", session)["heartbeat"]
+    again = ok(compozy(home, "heartbeat", "wake", session))
+    assert "last wake:" in again
+    assert f"    {first['last_wake_at']} {first['last_outcome']}" in again  # the wake before
     paused = as_json(home, "heartbeat", "set", session, "--every", "600", "--disable")
     assert (paused["heartbeat"]["enabled"], "cron" in paused["heartbeat"]) == (False, False)
     refused = compozy(home, "heartbeat", "set", session, "--cron", "61 * * * *")

@@ -216,3 +216,52 @@ async def test_a_wake_is_skipped_while_a_turn_runs_and_never_two_at_once(call: C
     busy = (await call.structured(wake, {"session_id": session}))["heartbeat"]
     assert busy["last_outcome"] == "skipped_busy"
     await call("compozy__session_prompt_cancel", {"session_id": session})
+
+
+async def test_the_full_status_keeps_the_last_wakes_newest_first(
+    call: Caller, app: App, clock: FixedClock
+) -> None:
+    session = (await call.create(provider="claude"))["id"]
+    now = timestamp(clock.now())
+
+    async def waker(session_id: str, text: str) -> str:
+        with app.store.write() as writer:  # the agent replied only HEARTBEAT_OK
+            writer.append_turns(
+                [
+                    TranscriptTurn(
+                        session_id,
+                        1,
+                        0,
+                        "user",
+                        text,
+                        now,
+                        turn_id="turn-ok",
+                        status="completed",
+                        final_message="HEARTBEAT_OK",
+                        ended_at=now,
+                    )
+                ]
+            )
+        return "turn-ok"
+
+    app.services.heartbeats.waker = waker
+    await call(
+        "compozy__agent_heartbeat_set", {"session_id": session, "quiet_hours": "00:00-23:59"}
+    )
+    clock.advance(3601)
+    assert await app.services.heartbeats.wake_due() == 0  # quiet
+    await call("compozy__agent_heartbeat_wake", {"session_id": session})  # by hand: not quiet
+    full = await _status(call, session, result_view="full")
+    assert [(wake["outcome"], wake.get("turn_id")) for wake in full["recent_wakes"]] == [
+        ("nothing_to_do", "turn-ok"),  # settled once its turn ended
+        ("skipped_quiet", None),
+    ]
+    assert "recent_wakes" not in await _status(call, session)  # compact
+
+    async def started(session_id: str, text: str) -> str:
+        return "turn-running"
+
+    app.services.heartbeats.waker = started
+    for _ in range(12):
+        await call("compozy__agent_heartbeat_wake", {"session_id": session})
+    assert len((await _status(call, session, result_view="full"))["recent_wakes"]) == 10

@@ -31,6 +31,9 @@ def _lines(beat: dict[str, Any]) -> list[str]:
             f"  last wake:  {beat['last_wake_at']} {beat.get('last_outcome', '')}{turn}{error}"
         )
     lines.append(f"  wakes:      {beat.get('wakes', 0)}")
+    for wake in beat.get("recent_wakes", [])[1:]:  # the last one is shown above
+        detail = wake.get("turn_id") or wake.get("error") or ""
+        lines.append(f"    {wake['at']} {wake['outcome']} {detail}".rstrip())
     if beat.get("prompt"):
         lines.append(f"  prompt:     {beat['prompt']}")
     return lines

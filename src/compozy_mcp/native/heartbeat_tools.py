@@ -10,13 +10,28 @@ from typing import Any
 
 from compozy_mcp.native.context import ToolCall
 from compozy_mcp.native.registry import Risk, ToolDefinition
-from compozy_mcp.schemas import BOOLEAN, COUNT, STRING, TIMESTAMP, described, enum, obj, tool_input
+from compozy_mcp.schemas import (
+    BOOLEAN,
+    COUNT,
+    STRING,
+    TIMESTAMP,
+    array,
+    described,
+    enum,
+    obj,
+    tool_input,
+)
 from compozy_mcp.sessions.record_schema import SESSION_ID
 from compozy_mcp.views import Fields, ViewSpec
 
 AGENTS = ("compozy__agents",)
 OUTCOMES = ("woken", "nothing_to_do", "skipped_busy", "skipped_quiet", "failed")
 
+WAKE = obj(
+    {"at": TIMESTAMP, "outcome": enum(*OUTCOMES)},
+    {"turn_id": STRING, "error": STRING},
+    order=("at", "outcome", "turn_id", "error"),
+)
 HEARTBEAT = obj(
     {
         "session_id": STRING,
@@ -39,6 +54,7 @@ HEARTBEAT = obj(
         "last_outcome": enum(*OUTCOMES),
         "last_turn_id": STRING,
         "last_error": STRING,
+        "recent_wakes": described(array(WAKE), "The last wakes, newest first (at most 10)."),
     },
     order=(
         "session_id",
@@ -55,6 +71,7 @@ HEARTBEAT = obj(
         "last_turn_id",
         "last_error",
         "wakes",
+        "recent_wakes",
     ),
 )
 #: compact heartbeat status preserves the policy snapshot_id (spec), the next wake and the

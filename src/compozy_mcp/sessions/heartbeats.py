@@ -42,8 +42,15 @@ DEFAULT_PROMPT = (
     "Heartbeat: look at your task queue (compozy__task_list, compozy__task_run_claim_next) "
     f"and carry on with the work. If there is nothing to do, reply only {HEARTBEAT_OK}."
 )
+#: the wakes a heartbeat keeps (its full record's ``recent_wakes``, newest first)
+RECENT_WAKES = 10
 #: starts a turn in a session with a prompt; the turn's id
 Waker = Callable[[str, str], Awaitable[str]]
+
+
+def _wakes(row: HeartbeatRow) -> list[dict[str, Any]]:
+    wakes: list[dict[str, Any]] = orjson.loads(row.recent_wakes) if row.recent_wakes else []
+    return wakes
 
 
 def snapshot_id(policy: PermissionPolicy) -> str:
@@ -92,6 +99,8 @@ class Heartbeats:
                 "next_wake_at": row.next_wake_at,
             }
         )
+        if row.recent_wakes:
+            record["recent_wakes"] = orjson.loads(row.recent_wakes)
         optional = {
             "cron": row.cron,
             "quiet_hours": row.quiet_hours,
@@ -104,7 +113,8 @@ class Heartbeats:
         return record
 
     def _settled(self, row: HeartbeatRow) -> HeartbeatRow:
-        """A woken row whose turn ended with only ``HEARTBEAT_OK`` becomes ``nothing_to_do``."""
+        """A woken row whose turn ended with only ``HEARTBEAT_OK`` becomes ``nothing_to_do``
+        (its last outcome and that wake's in the recent ones)."""
         if row.last_outcome != "woken" or row.last_turn_id is None:
             return row
         with self._store.read() as reader:
@@ -113,8 +123,21 @@ class Heartbeats:
             return row
         if (turn.final_message or "").strip() != HEARTBEAT_OK:
             return row
-        settled = replace(row, last_outcome="nothing_to_do")
         with self._store.write() as writer:
+            current = writer.heartbeat(row.session_id)
+            if current is None or current.last_turn_id != row.last_turn_id:
+                return current or row  # woken again (or removed) since it was read
+            wakes = [
+                {**wake, "outcome": "nothing_to_do"}
+                if wake.get("turn_id") == row.last_turn_id
+                else wake
+                for wake in _wakes(current)
+            ]
+            settled = replace(
+                current,
+                last_outcome="nothing_to_do",
+                recent_wakes=orjson.dumps(wakes).decode(),
+            )
             writer.put_heartbeat(settled)
         return settled
 
@@ -230,21 +253,28 @@ class Heartbeats:
                 outcome, error = "failed", failure.message
             finally:
                 self._waking.discard(session_id)
-        row = replace(
-            row,
-            updated_at=now,
-            next_wake_at=self._next_wake(row.interval_seconds, row.cron),
-            last_wake_at=now,
-            last_outcome=outcome,
-            last_turn_id=turn_id,
-            last_error=error,
-            wakes=row.wakes + (outcome == "woken"),
-        )
+        wake = {"at": now, "outcome": outcome, "turn_id": turn_id, "error": error}
+        this_wake = {key: value for key, value in wake.items() if value is not None}
 
         def save() -> dict[str, Any]:
             with self._store.write() as writer:
-                writer.put_heartbeat(row)
-            return self._record(session_id, row)
+                # the row as it is now: a schedule set while the turn started is kept
+                current = writer.heartbeat(session_id) or row
+                saved = replace(
+                    current,
+                    updated_at=now,
+                    next_wake_at=self._next_wake(current.interval_seconds, current.cron),
+                    last_wake_at=now,
+                    last_outcome=outcome,
+                    last_turn_id=turn_id,
+                    last_error=error,
+                    wakes=current.wakes + (outcome == "woken"),
+                    recent_wakes=orjson.dumps(
+                        [this_wake, *_wakes(current)][:RECENT_WAKES]
+                    ).decode(),
+                )
+                writer.put_heartbeat(saved)
+            return self._record(session_id, saved)
 
         return await self._offload(save)
 

@@ -29,6 +29,8 @@ class HeartbeatRow:
     wakes: int = 0
     #: a 5-field cron expression (UTC) the wakes follow instead of ``interval_seconds``
     cron: str | None = None
+    #: JSON: the last wakes, newest first (``at``, ``outcome``, ``turn_id``, ``error``)
+    recent_wakes: str | None = None
 
 
 class HeartbeatReader(ABC):

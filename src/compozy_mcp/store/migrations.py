@@ -343,9 +343,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         12,
-        "heartbeats may follow a cron expression instead of an interval",
+        "heartbeats may follow a cron expression instead of an interval; their last wakes",
         """
         ALTER TABLE heartbeats ADD COLUMN cron TEXT;
+        ALTER TABLE heartbeats ADD COLUMN recent_wakes TEXT;
         """,
     ),
 )
