@@ -131,13 +131,18 @@ async def test_a_cron_schedule_wakes_at_its_matches_and_an_interval_replaces_it(
     await app.runtime.wait_turn(
         CallInfo("compozy__session_wait"), session, woken["last_turn_id"], 30
     )
-    # an interval replaces the expression; setting neither keeps the schedule there is
-    await call("compozy__agent_heartbeat_set", {"session_id": session, "interval_seconds": 600})
+    # an interval replaces the expression; setting neither keeps the schedule there is, and
+    # what else is not given (quiet hours, the last wakes) stays
+    quiet = {"session_id": session, "interval_seconds": 600, "quiet_hours": "01:00-02:00"}
+    await call("compozy__agent_heartbeat_set", quiet)
     await call("compozy__agent_heartbeat_set", {"session_id": session, "prompt": "look"})
     full = await _status(call, session, result_view="full")
     assert "cron" not in full
-    assert full["interval_seconds"] == 600
+    assert (full["interval_seconds"], full["quiet_hours"]) == (600, "01:00-02:00")
+    assert [wake["turn_id"] for wake in full["recent_wakes"]] == [woken["last_turn_id"]]
     assert full["next_wake_at"] == timestamp(clock.now() + timedelta(seconds=600))
+    await call("compozy__agent_heartbeat_set", {"session_id": session, "quiet_hours": ""})
+    assert "quiet_hours" not in await _status(call, session, result_view="full")
 
 
 @pytest.mark.parametrize(

@@ -80,7 +80,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     cmd.add_argument(
         "--prompt", help="what the session is woken with (default: the workspace's HEARTBEAT.md)"
     )
-    cmd.add_argument("--quiet", metavar="HH:MM-HH:MM", help="quiet hours (UTC): no wakes")
+    cmd.add_argument(
+        "--quiet", metavar="HH:MM-HH:MM", help="quiet hours (UTC): no scheduled wakes; '' clears"
+    )
     cmd.add_argument("--disable", action="store_true", help="pause the heartbeat")
     output_options(cmd)
 

@@ -85,8 +85,9 @@ VIEWS = ViewSpec(
     follow_up=("heartbeat.session_id", "heartbeat.snapshot_id", "heartbeat.last_turn_id"),
 )
 QUIET_HOURS = described(
-    {"type": "string", "pattern": r"^([01]\d|2[0-3]):[0-5]\d-([01]\d|2[0-3]):[0-5]\d$"},
-    "HH:MM-HH:MM (UTC) when scheduled wakes are skipped.",
+    {"type": "string", "pattern": r"^(([01]\d|2[0-3]):[0-5]\d-([01]\d|2[0-3]):[0-5]\d)?$"},
+    "HH:MM-HH:MM (UTC) when scheduled wakes are skipped; kept until others are given, "
+    '"" clears them.',
 )
 
 

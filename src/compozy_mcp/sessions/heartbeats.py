@@ -156,7 +156,7 @@ class Heartbeats:
         return DEFAULT_PROMPT, "built-in"
 
     async def set(self, call: CallInfo, session_id: str, args: dict[str, Any]) -> dict[str, Any]:
-        quiet = args.get("quiet_hours")
+        quiet = args.get("quiet_hours") or None  # "" clears them
         if quiet is not None:
             try:
                 in_quiet_hours(quiet, self._now())
@@ -178,6 +178,8 @@ class Heartbeats:
             with self._store.write() as writer:
                 old = writer.heartbeat(session_id)
                 interval = args.get("interval_seconds") or (old.interval_seconds if old else 3600)
+                # quiet hours stay until others are given ("" clears them)
+                quiet_hours = quiet if "quiet_hours" in args else (old.quiet_hours if old else None)
                 # a prompt given stays until another is given; "" is the workspace's own
                 prompt = args.get("prompt", old.prompt if old else "")
                 # a new interval replaces a cron expression and a new expression an interval;
@@ -193,13 +195,14 @@ class Heartbeats:
                     next_wake_at=self._next_wake(interval, cron),
                     created_at=old.created_at if old else now,
                     updated_at=now,
-                    quiet_hours=quiet,
+                    quiet_hours=quiet_hours,
                     last_wake_at=old.last_wake_at if old else None,
                     last_outcome=old.last_outcome if old else None,
                     last_turn_id=old.last_turn_id if old else None,
                     last_error=old.last_error if old else None,
                     wakes=old.wakes if old else 0,
                     cron=cron,
+                    recent_wakes=old.recent_wakes if old else None,
                 )
                 writer.put_heartbeat(row)
             return self._record(session_id, row)
