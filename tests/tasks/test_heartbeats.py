@@ -3,6 +3,7 @@ drives, with a fake clock; compact heartbeat status preserves the policy snapsho
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -270,3 +271,29 @@ async def test_the_full_status_keeps_the_last_wakes_newest_first(
     for _ in range(12):
         await call("compozy__agent_heartbeat_wake", {"session_id": session})
     assert len((await _status(call, session, result_view="full"))["recent_wakes"]) == 10
+
+
+async def test_a_heartbeat_whose_session_is_gone_is_paused_and_never_stops_the_others(
+    call: Caller, app: App, clock: FixedClock
+) -> None:
+    kept = (await call.create(provider="claude"))["id"]
+    deleted = (await call.create(provider="claude"))["id"]
+    for session in (kept, deleted):
+        await call("compozy__agent_heartbeat_set", {"session_id": session, "interval_seconds": 60})
+    with app.store.write() as writer:
+        writer.delete_sessions([deleted])
+        assert writer.heartbeat(deleted) is None  # its heartbeat goes with it
+        # one left behind (a store written before that): due first, its session unknown
+        orphan = writer.heartbeat(kept)
+        assert orphan is not None
+        writer.put_heartbeat(
+            replace(orphan, session_id="sess-gone", next_wake_at="2000-01-01T00:00:00Z")
+        )
+    clock.advance(61)
+    heartbeats = app.services.heartbeats
+    assert await heartbeats.wake_due() == 1  # the kept session, past the orphan
+    with app.store.read() as reader:
+        gone = reader.heartbeat("sess-gone")
+        assert gone is not None
+        assert not gone.enabled
+        assert [row.session_id for row in reader.due_heartbeats(timestamp(clock.now()))] == []

@@ -282,13 +282,24 @@ class Heartbeats:
         return await self._offload(save)
 
     async def wake_due(self) -> int:
-        """Wake every session whose heartbeat is due (the daemon's upkeep); how many woke."""
+        """Wake every session whose heartbeat is due (the daemon's upkeep); how many woke. A
+        heartbeat whose session is gone is paused, never in the way of the others."""
         with self._store.read() as reader:
             due = reader.due_heartbeats(self._now())
         woken = 0
         for row in due:
-            record = await self.wake(
-                CallInfo("compozy__agent_heartbeat_wake"), row.session_id, scheduled=True
-            )
+            try:
+                record = await self.wake(
+                    CallInfo("compozy__agent_heartbeat_wake"), row.session_id, scheduled=True
+                )
+            except ResourceNotFound:
+                await self._offload(self._pause, row.session_id)
+                continue
             woken += record.get("last_outcome") == "woken"
         return woken
+
+    def _pause(self, session_id: str) -> None:
+        with self._store.write() as writer:
+            row = writer.heartbeat(session_id)
+            if row is not None:
+                writer.put_heartbeat(replace(row, enabled=0, updated_at=self._now()))
