@@ -17,6 +17,7 @@ from compozy_mcp.assembly import App
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import FixedClock, timestamp
 from compozy_mcp.errors import ToolInvalidInput
+from compozy_mcp.sessions.heartbeats import Waker
 from compozy_mcp.store.base import TranscriptTurn
 
 pytestmark = pytest.mark.anyio
@@ -29,6 +30,31 @@ async def _status(call: Caller, session_id: str, **extra: Any) -> dict[str, Any]
         "heartbeat"
     ]
     return beat
+
+
+def _replying(app: App, clock: FixedClock, turn_id: str, reply: str) -> Waker:
+    """A waker whose turn is the first of the session and has ended with ``reply``, as the
+    runtime stores it once the agent replied."""
+    now = timestamp(clock.now())
+
+    async def waker(session_id: str, text: str) -> str:
+        turn = TranscriptTurn(
+            session_id,
+            1,
+            0,
+            "user",
+            text,
+            now,
+            turn_id=turn_id,
+            status="completed",
+            final_message=reply,
+            ended_at=now,
+        )
+        with app.store.write() as writer:
+            writer.append_turns([turn])
+        return turn_id
+
+    return waker
 
 
 async def test_compact_heartbeat_status_preserves_the_policy_snapshot_id(call: Caller) -> None:
@@ -82,30 +108,7 @@ async def test_a_reply_of_only_heartbeat_ok_is_recorded_as_nothing_to_do(
     call: Caller, app: App, clock: FixedClock
 ) -> None:
     session = (await call.create(provider="claude"))["id"]
-    now = timestamp(clock.now())
-
-    async def waker(session_id: str, text: str) -> str:
-        # the agent's turn, as the runtime stores it once the agent replied
-        with app.store.write() as writer:
-            writer.append_turns(
-                [
-                    TranscriptTurn(
-                        session_id,
-                        1,
-                        0,
-                        "user",
-                        text,
-                        now,
-                        turn_id="turn-hb",
-                        status="completed",
-                        final_message=" HEARTBEAT_OK\n",
-                        ended_at=now,
-                    )
-                ]
-            )
-        return "turn-hb"
-
-    app.services.heartbeats.waker = waker
+    app.services.heartbeats.waker = _replying(app, clock, "turn-hb", " HEARTBEAT_OK\n")
     woken = await call.structured("compozy__agent_heartbeat_wake", {"session_id": session})
     assert woken["heartbeat"]["last_outcome"] == "woken"
     assert (await _status(call, session))["last_outcome"] == "nothing_to_do"
@@ -228,29 +231,7 @@ async def test_the_full_status_keeps_the_last_wakes_newest_first(
     call: Caller, app: App, clock: FixedClock
 ) -> None:
     session = (await call.create(provider="claude"))["id"]
-    now = timestamp(clock.now())
-
-    async def waker(session_id: str, text: str) -> str:
-        with app.store.write() as writer:  # the agent replied only HEARTBEAT_OK
-            writer.append_turns(
-                [
-                    TranscriptTurn(
-                        session_id,
-                        1,
-                        0,
-                        "user",
-                        text,
-                        now,
-                        turn_id="turn-ok",
-                        status="completed",
-                        final_message="HEARTBEAT_OK",
-                        ended_at=now,
-                    )
-                ]
-            )
-        return "turn-ok"
-
-    app.services.heartbeats.waker = waker
+    app.services.heartbeats.waker = _replying(app, clock, "turn-ok", "HEARTBEAT_OK")
     await call(
         "compozy__agent_heartbeat_set", {"session_id": session, "quiet_hours": "00:00-23:59"}
     )
