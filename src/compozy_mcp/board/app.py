@@ -19,12 +19,14 @@ from compozy_mcp.board.render import (
     attention_text,
     columns,
     patch_text,
+    task_columns,
     transcript_lines,
     waiting_text,
 )
 from compozy_mcp.errors import CompozyError, InvalidRequest
 from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.local import LocalHost
+from compozy_mcp.store.tasks import TASK_STATES
 
 #: no inline script, no inline style, nothing from another origin, never framed
 CSP = (
@@ -38,7 +40,7 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 #: the pages: each a shell (no data: it loads before the token is known) and its script
-PAGES = ("session", "loops", "hooks", "approvals")
+PAGES = ("session", "loops", "tasks", "hooks", "approvals")
 #: what the pages need before the token is known: the shells and their assets (no data)
 ASSETS = {
     "common.js": "text/javascript",
@@ -54,6 +56,11 @@ HOOK_RUNS_PAGE = 100
 #: sessions the board shows at most (pages of the session list read in turn)
 MAX_CARDS = 2000
 PAGE = 200
+#: tasks the tasks page shows at most, open ones and ended (done, cancelled) ones, each in
+#: the list's claim order: ended tasks never push open ones off the page
+OPEN_TASKS, ENDED_TASKS = 500, 100
+ENDED = ["done", "cancelled"]
+OPEN = [state for state in TASK_STATES if state not in ENDED]
 #: a burst of events (an agent's chunks) is drawn once; a change the runtime does not publish
 #: (a session created or archived by a CLI without the daemon) is seen within this long
 SETTLE_SECONDS = 0.15
@@ -228,6 +235,16 @@ class Board:
         found = await self._tool("compozy__tool_approvals_list", {})
         return _templates.get_template("grants.html").render(grants=found["grants"])
 
+    async def tasks(self, request: Request) -> str:
+        """Tasks by state: the open ones, then the ended ones (each in claim order)."""
+        listed = [
+            *(await self.host.call(ops.TASK_LIST, {"states": OPEN, "limit": OPEN_TASKS}))["tasks"],
+            *(await self.host.call(ops.TASK_LIST, {"states": ENDED, "limit": ENDED_TASKS}))[
+                "tasks"
+            ],
+        ]
+        return _templates.get_template("task_list.html").render(columns=task_columns(listed))
+
     async def stream(self, request: Request) -> Response:
         archived = _archived(request)
         try:  # an error is an ordinary response, before the stream starts
@@ -280,5 +297,6 @@ def board_routes(host: LocalHost, on_error: ErrorResponder) -> list[Route]:
         board.fragment("/board/loops", board.loop_runs),
         board.fragment("/board/hooks", board.hook_runs),
         board.fragment("/board/approvals", board.grants),
+        board.fragment("/board/tasks", board.tasks),
         Route("/board/stream", board.stream, methods=["GET"]),
     ]

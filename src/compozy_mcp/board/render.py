@@ -8,6 +8,7 @@ from typing import Any
 
 from compozy_mcp import jsonutil
 from compozy_mcp.sessions.record_schema import BOARD_COLUMNS
+from compozy_mcp.store.tasks import TASK_STATES
 
 #: the column a card needing the operator sits in
 NEEDS_YOU = "needs_you"
@@ -208,3 +209,11 @@ def patch_text(diff: dict[str, Any]) -> str:
     if isinstance(patch, str):
         return patch
     return jsonutil.dumps(structured).decode()
+
+
+def task_columns(tasks: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Tasks by state, in the order work moves (each column in the list's claim order)."""
+    by_state: dict[str, list[dict[str, Any]]] = {state: [] for state in TASK_STATES}
+    for task in tasks:
+        by_state.setdefault(task["state"], []).append(task)
+    return list(by_state.items())
