@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests import leftovers, runstats, tiers
+from tests import leftovers, pg, runstats, tiers
 from tests.api.support import Daemon, Home, running_daemon, short_dir
 from tests.runtime.inprocess import InProcessLauncher
 
@@ -59,6 +59,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STARTED] = time.time()
     _scratch_in_memory(config)
     config.pluginmanager.register(runstats, "compozy-phase-cpu")
+    config.pluginmanager.register(pg, "compozy-postgres")
     if not hasattr(config, "workerinput"):
         runstats.register(config)
 

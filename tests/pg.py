@@ -1,0 +1,201 @@
+"""A PostgreSQL server for the ``postgres`` tier: started once per test process, a fresh
+database for each test that asks for ``postgres_url``.
+
+The server is the one the ``pgserver`` package bundles (PostgreSQL 16, a dev dependency, so a
+fresh machine needs nothing else), or else the machine's own (``initdb`` and ``pg_ctl`` on the
+PATH or under /usr/lib/postgresql). PostgreSQL refuses to run as root: as root (CI) it runs as
+a system user made for it (:data:`SERVER_USER`). It listens on a Unix socket in its own
+directory only, never on TCP, and is stopped (and its files removed) when the tests end.
+
+A test gets the tier from the fixture: a test that uses ``postgres_url`` (or
+``postgres_server``) is marked ``postgres`` at collection. When no server can be started the
+tests are skipped, and the reason says why.
+
+Benchmarks start one the same way (:func:`started`), with the durable settings.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+#: the system user the server runs as when the tests run as root
+SERVER_USER = "compozy-pg"
+#: how long initdb, a start or a stop may take
+_TIMEOUT = 120
+#: settings for tests: nothing is kept across a crash, so nothing is flushed to the disk
+FAST = ("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+_COMMON = ("-c", "max_connections=300", "-c", "listen_addresses=")
+
+
+def binaries() -> Path | None:
+    """The directory of ``initdb``, ``pg_ctl`` and ``postgres``: pgserver's bundled server
+    first (found without importing it: its import has side effects), then the machine's."""
+    spec = importlib.util.find_spec("pgserver")
+    if spec is not None and spec.submodule_search_locations:
+        bundled = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+        if (bundled / "pg_ctl").exists():
+            return bundled
+    on_path = shutil.which("pg_ctl")
+    if on_path is not None and shutil.which("initdb") is not None:
+        return Path(on_path).resolve().parent
+    for candidate in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
+        if (candidate / "pg_ctl").exists():
+            return candidate
+    return None
+
+
+def _server_user() -> pwd.struct_passwd | None:
+    """``None`` when not root (the server runs as this user); else the user it runs as,
+    made once (``useradd --system``) when missing."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        return pwd.getpwnam(SERVER_USER)
+    except KeyError:
+        subprocess.run(
+            [
+                "useradd",
+                "--system",
+                "--no-create-home",
+                "--shell",
+                "/usr/sbin/nologin",
+                SERVER_USER,
+            ],
+            check=True,
+            capture_output=True,
+            timeout=_TIMEOUT,
+        )
+        return pwd.getpwnam(SERVER_USER)
+
+
+@dataclass
+class PostgresServer:
+    """A running server: its data directory (holding its socket) and how to reach it."""
+
+    bin: Path
+    directory: Path
+    user: pwd.struct_passwd | None
+    _databases: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+
+    @property
+    def data(self) -> Path:
+        return self.directory / "data"
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://postgres@/{database}?host={quote(str(self.directory), safe='/')}"
+
+    def _run(self, *args: str) -> None:
+        subprocess.run(
+            [str(self.bin / args[0]), *args[1:]],
+            check=True,
+            capture_output=True,
+            timeout=_TIMEOUT,
+            user=self.user.pw_uid if self.user else None,
+            group=self.user.pw_gid if self.user else None,
+            cwd=self.directory,
+        )
+
+    def create_database(self, prefix: str = "test") -> str:
+        """A new, empty database; its URL."""
+        import psycopg
+
+        name = f"{prefix}_{os.getpid()}_{next(self._databases)}"
+        with psycopg.connect(self.url(), autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')
+        return self.url(name)
+
+    def drop_database(self, url: str) -> None:
+        import psycopg
+
+        name = url.rsplit("/", 1)[1].split("?", 1)[0]
+        with psycopg.connect(self.url(), autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    def stop(self) -> None:
+        # not running: it failed to start, or was stopped already
+        with suppress(subprocess.CalledProcessError, subprocess.TimeoutExpired):
+            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@contextmanager
+def started(*, durable: bool = False) -> Iterator[PostgresServer]:
+    """Start a server in a new directory; stop it and remove its files at the end. Raises
+    :class:`RuntimeError` saying why when none can be started."""
+    where = binaries()
+    if where is None:
+        raise RuntimeError(
+            "no PostgreSQL server to start: install the dev dependencies (pgserver) or "
+            "PostgreSQL's initdb and pg_ctl"
+        )
+    user = _server_user()
+    # short: a Unix socket path is at most 107 bytes
+    directory = Path(tempfile.mkdtemp(prefix="cpg-", dir="/tmp"))
+    if user is not None:
+        os.chown(directory, user.pw_uid, user.pw_gid)
+    server = PostgresServer(where, directory, user)
+    try:
+        server._run(
+            "initdb", "-D", str(server.data), "-U", "postgres", "--auth=trust",
+            "--encoding=UTF8", "--locale=C", "--no-sync",
+        )  # fmt: skip
+        options = [*_COMMON, "-c", f"unix_socket_directories={directory}"]
+        if not durable:
+            options += FAST
+        server._run(
+            "pg_ctl", "-D", str(server.data), "-l", str(directory / "server.log"), "-w",
+            "-t", str(_TIMEOUT), "-o", " ".join(options), "start",
+        )  # fmt: skip
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
+        log = directory / "server.log"
+        said = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+        stderr = getattr(exc, "stderr", b"") or b""
+        server.stop()
+        raise RuntimeError(
+            f"PostgreSQL ({where}) did not start: {exc}; {stderr.decode(errors='replace')}{said}"
+        ) from exc
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One server for this test process (an xdist worker has its own)."""
+    try:
+        with started() as server:
+            yield server
+    except RuntimeError as exc:
+        pytest.skip(f"no PostgreSQL for the postgres tier: {exc}")
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """The URL of a new, empty database (no schema: the store made on it migrates it),
+    dropped after the test."""
+    url = postgres_server.create_database()
+    yield url
+    postgres_server.drop_database(url)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that needs the server is in the ``postgres`` tier (it starts a process)."""
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        if "postgres_server" in fixtures or "postgres_url" in fixtures:
+            item.add_marker(pytest.mark.postgres)
