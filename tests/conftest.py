@@ -29,7 +29,7 @@ from compozy_mcp.calls import OPERATOR, CallScope
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.config import Settings
 from compozy_mcp.dispatch import ToolResult
-from compozy_mcp.store import SQLiteStore
+from compozy_mcp.store import Store
 
 START = datetime(2026, 11, 10, 14, 2, 11, tzinfo=UTC)
 SLOW_TIERS = runstats.SLOW_TIERS
@@ -185,9 +185,19 @@ def launcher() -> InProcessLauncher:
 
 
 @pytest.fixture
-def app(settings: Settings, clock: FixedClock, launcher: InProcessLauncher) -> Iterator[App]:
+def app_store(request: pytest.FixtureRequest) -> Iterator[Store]:
+    """The store of :func:`app`: SQLite in memory, or either engine for a test marked
+    :data:`tests.pg.on_both_engines`."""
+    with pg.stores_on(getattr(request, "param", "sqlite"), request) as (store,):
+        yield store
+
+
+@pytest.fixture
+def app(
+    settings: Settings, clock: FixedClock, launcher: InProcessLauncher, app_store: Store
+) -> Iterator[App]:
     """An app whose agents run in this process (:mod:`tests.runtime.inprocess`)."""
-    with open_app(settings, store=SQLiteStore.memory(), clock=clock, launcher=launcher) as opened:
+    with open_app(settings, store=app_store, clock=clock, launcher=launcher) as opened:
         yield opened
 
 

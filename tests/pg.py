@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -199,3 +200,42 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         fixtures = getattr(item, "fixturenames", ())
         if "postgres_server" in fixtures or "postgres_url" in fixtures:
             item.add_marker(pytest.mark.postgres)
+
+
+#: the engines a contract test runs on (``postgres`` in its own tier)
+ENGINES = (
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+)
+#: runs a test that uses the ``app`` fixture (or ``app_store``) on both engines
+on_both_engines = pytest.mark.parametrize("app_store", ENGINES, indirect=True)
+
+
+@contextmanager
+def stores_on(engine: str, request: pytest.FixtureRequest, count: int = 1) -> Iterator[list[Any]]:
+    """``count`` stores on one new database of ``engine``, as ``count`` daemons would open it
+    (one SQLite store alone is in memory); closed, and the database dropped, at the end."""
+    from compozy_mcp.store import SQLiteStore
+    from compozy_mcp.store.base import Store
+
+    opened: list[Store] = []
+    url = None
+    server: PostgresServer | None = None
+    try:
+        if engine == "sqlite" and count == 1:
+            opened.append(SQLiteStore.memory())
+        elif engine == "sqlite":
+            path = request.getfixturevalue("tmp_path_factory").mktemp("store") / "compozy.db"
+            opened += [SQLiteStore(path) for _ in range(count)]
+        else:
+            from compozy_mcp.store.postgres import PostgresStore
+
+            server = request.getfixturevalue("postgres_server")
+            url = server.create_database()
+            opened += [PostgresStore(url) for _ in range(count)]
+        yield opened
+    finally:
+        for store in opened:
+            store.close()
+        if server is not None and url is not None:
+            server.drop_database(url)
