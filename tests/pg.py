@@ -207,8 +207,15 @@ ENGINES = (
     pytest.param("sqlite", id="sqlite"),
     pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
 )
-#: runs a test that uses the ``app`` fixture (or ``app_store``) on both engines
-on_both_engines = pytest.mark.parametrize("app_store", ENGINES, indirect=True)
+#: runs each test of a module (or a test) that uses the ``app`` fixture (or ``app_store``) on
+#: both engines; a test that uses neither runs once
+on_both_engines = pytest.mark.both_engines
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marked = metafunc.definition.get_closest_marker("both_engines") is not None
+    if marked and "app_store" in metafunc.fixturenames:
+        metafunc.parametrize("app_store", ENGINES, indirect=True)
 
 
 @contextmanager

@@ -321,9 +321,9 @@ class SQLWriter(
         )
         self._conn.execute(
             "INSERT INTO hook_stats (hook_id, runs, failed, last_outcome, last_run_at) "
-            "VALUES (?, 1, ?, ?, ?) ON CONFLICT (hook_id) DO UPDATE SET runs = runs + 1, "
-            "failed = failed + excluded.failed, last_outcome = excluded.last_outcome, "
-            "last_run_at = excluded.last_run_at",
+            "VALUES (?, 1, ?, ?, ?) ON CONFLICT (hook_id) DO UPDATE SET "
+            "runs = hook_stats.runs + 1, failed = hook_stats.failed + excluded.failed, "
+            "last_outcome = excluded.last_outcome, last_run_at = excluded.last_run_at",
             (row.hook_id, int(failed), row.outcome, row.started_at),
         )
         seq = int(inserted.fetchone()["seq"])
