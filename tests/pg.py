@@ -27,10 +27,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 import pytest
+
+from compozy_mcp.store import SQLiteStore, Store
 
 #: the system user the server runs as when the tests run as root
 SERVER_USER = "compozy-pg"
@@ -219,12 +220,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @contextmanager
-def stores_on(engine: str, request: pytest.FixtureRequest, count: int = 1) -> Iterator[list[Any]]:
+def stores_on(engine: str, request: pytest.FixtureRequest, count: int = 1) -> Iterator[list[Store]]:
     """``count`` stores on one new database of ``engine``, as ``count`` daemons would open it
     (one SQLite store alone is in memory); closed, and the database dropped, at the end."""
-    from compozy_mcp.store import SQLiteStore
-    from compozy_mcp.store.base import Store
-
     opened: list[Store] = []
     url = None
     server: PostgresServer | None = None
