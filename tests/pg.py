@@ -83,6 +83,11 @@ def _server_user() -> pwd.struct_passwd | None:
         return pwd.getpwnam(SERVER_USER)
 
 
+def _database_of(url: str) -> str:
+    """The database a URL of :meth:`PostgresServer.url` names (its host is a path)."""
+    return url.split("?", 1)[0].rsplit("/", 1)[1]
+
+
 @dataclass
 class PostgresServer:
     """A running server: its data directory (holding its socket) and how to reach it."""
@@ -119,10 +124,18 @@ class PostgresServer:
             admin.execute(f'CREATE DATABASE "{name}" TEMPLATE template0')
         return self.url(name)
 
+    def set_database(self, url: str, setting: str, value: str) -> None:
+        """A setting every new connection to that database starts with."""
+        import psycopg
+
+        name = _database_of(url)
+        with psycopg.connect(self.url(), autocommit=True) as admin:
+            admin.execute(f'ALTER DATABASE "{name}" SET {setting} = {value}')
+
     def drop_database(self, url: str) -> None:
         import psycopg
 
-        name = url.rsplit("/", 1)[1].split("?", 1)[0]
+        name = _database_of(url)
         with psycopg.connect(self.url(), autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
