@@ -76,7 +76,7 @@ def psycopg_sync(url: str, ids: list[str], calls: int) -> dict[str, list[float]]
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        versions = dict.fromkeys(ids, 1)
+        versions: dict[str, int] = {}
         for _ in range(6):  # past psycopg's prepare threshold, as a long-running daemon is
             conn.execute(_psycopg(READ), (ids[0],)).fetchone()
 
@@ -85,6 +85,10 @@ def psycopg_sync(url: str, ids: list[str], calls: int) -> dict[str, list[float]]
 
         def update(n: int) -> None:
             sid = ids[n % SESSIONS]
+            if sid not in versions:
+                got = conn.execute(_psycopg(READ), (sid,)).fetchone()
+                assert got is not None
+                versions[sid] = got[2]
             with conn.transaction():
                 row = conn.execute(_psycopg(UPDATE), ("2026", DOC, sid, versions[sid])).fetchone()
             assert row is not None
