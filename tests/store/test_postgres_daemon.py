@@ -11,8 +11,9 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from tests.api.support import Home, running_daemon, short_dir
+from tests.api.support import Home
 from tests.clirun import run_cli
+from tests.store.daemons import daemon_on_store
 
 pytestmark = [pytest.mark.postgres, pytest.mark.process]
 
@@ -41,12 +42,7 @@ async def _mcp_status(url: str, session_id: str, view: str) -> dict[str, object]
 async def test_a_daemon_on_postgresql_creates_prompts_and_shows_a_session(
     home: Home, postgres_url: str
 ) -> None:
-    with (
-        short_dir() as where,
-        running_daemon(home, "--port", "0", "--uds", str(where / "d.sock"), "--store", postgres_url)
-        as daemon,
-        daemon.client() as http,
-    ):  # fmt: skip
+    with daemon_on_store(home, postgres_url) as (daemon, http):
         made = http.post("/api/sessions", json={"agent_name": "general", "provider": "echo"})
         assert made.status_code == 201, made.text
         session_id = made.json()["session"]["id"]

@@ -193,8 +193,21 @@ def _populate_sessions(store: Store) -> None:
         (SessionQuery(agent_name="reviewer"), ["s7", "s5"]),
         (SessionQuery(workspace_id="ws_a", agent_name="reviewer", parent_session_id="s1"), ["s5"]),
         (SessionQuery(limit=2), ["s7", "s6"]),
+        (SessionQuery(subtree_of="s1"), ["s6", "s5", "s1"]),
+        (SessionQuery(subtree_of="s-missing"), []),
     ],
-    ids=["default", "workspace", "state", "archived", "parent", "agent", "combined", "limit"],
+    ids=[
+        "default",
+        "workspace",
+        "state",
+        "archived",
+        "parent",
+        "agent",
+        "combined",
+        "limit",
+        "subtree",
+        "subtree-of-none",
+    ],
 )
 def test_sessions_query_filters_newest_first(
     store: Store, query: SessionQuery, expected: list[str]

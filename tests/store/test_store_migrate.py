@@ -11,7 +11,8 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from tests.api.support import Home, compozy, running_daemon, short_dir
+from tests.api.support import Home, compozy
+from tests.store.daemons import daemon_on_store
 from tests.store.rows import NOW
 
 from compozy_mcp.cli.reporting import EXIT_OK
@@ -132,12 +133,7 @@ def test_store_migrate_copies_every_table_and_a_daemon_serves_the_sessions_from_
         assert (run.patch_applied, run.patch) == (True, {"op": "x"})
         migrated_seq = max(s.seq for s in reader.sessions(EVERY_SESSION))
 
-    with (
-        short_dir() as where,
-        running_daemon(home, "--port", "0", "--uds", str(where / "d.sock"), "--store", postgres_url)
-        as daemon,
-        daemon.client() as http,
-    ):  # fmt: skip
+    with daemon_on_store(home, postgres_url) as (_, http):
         answer = http.get("/api/sessions")
         assert answer.status_code == 200, answer.text
         listed = answer.json()["sessions"]

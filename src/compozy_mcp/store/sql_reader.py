@@ -101,7 +101,8 @@ class SQLReader(SQLHeartbeatReader, SQLLoopReader, SQLTaskReader, SQLWorktreeRea
         prefix = ""
         if query.subtree_of is not None:
             prefix = (
-                "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT s.id FROM sessions s "
+                "WITH RECURSIVE tree(id) AS (SELECT id FROM sessions WHERE id = ? "
+                "UNION SELECT s.id FROM sessions s "
                 "JOIN tree ON s.parent_session_id = tree.id) "
             )
             params.insert(0, query.subtree_of)
