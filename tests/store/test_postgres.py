@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from tests.store.rows import seed, workspace
 
-from compozy_mcp.errors import StoreBusy
+from compozy_mcp.errors import StoreBusy, StoreError
 from compozy_mcp.store.migrations import LATEST_VERSION, MIGRATIONS
 from compozy_mcp.store.postgres import WRITE_LOCK, PostgresStore, redact
 from compozy_mcp.store.sql import POSTGRES, SQLITE, render_schema
@@ -110,3 +110,27 @@ def test_a_url_is_shown_without_its_password() -> None:
     shown = redact("postgresql://compozy:s3cret@db.internal:5432/compozy")
     assert "s3cret" not in shown
     assert shown == "postgresql://compozy@db.internal/compozy"
+
+
+def test_size_vacuum_and_checkpoint_work_on_the_database_and_close_twice_is_fine(
+    store: PostgresStore,
+) -> None:
+    size = store.size()
+    assert size.database > 0
+    assert size.wal == 0  # the server's write-ahead log is shared by its databases
+    store.vacuum()
+    store.checkpoint()
+    with store.read() as reader:  # usable after a vacuum
+        assert reader.workspace("ws_a") is not None
+    store.close()
+    store.close()
+
+
+def test_text_postgresql_cannot_hold_fails_as_a_store_error_and_changes_nothing(
+    store: PostgresStore,
+) -> None:
+    with pytest.raises(StoreError) as failed, store.write() as writer:
+        writer.insert_workspace(workspace("ws_nul\x00"))
+    assert "NUL" in failed.value.message
+    with store.read() as reader:
+        assert [row.id for row in reader.workspaces()] == ["ws_a", "ws_b"]
