@@ -186,9 +186,9 @@ def launcher() -> InProcessLauncher:
 
 @pytest.fixture
 def app_store(request: pytest.FixtureRequest) -> Iterator[Store]:
-    """The store of :func:`app`: SQLite in memory, or either engine for a test marked
-    :data:`tests.pg.on_both_engines`."""
-    with pg.stores_on(getattr(request, "param", "sqlite"), request) as (store,):
+    """The store of :func:`app`: SQLite in memory (PostgreSQL with ``COMPOZY_TEST_STORE``), or
+    either engine for a test marked :data:`tests.pg.on_both_engines`."""
+    with pg.stores_on(getattr(request, "param", pg.default_engine()), request) as (store,):
         yield store
 
 

@@ -219,13 +219,28 @@ def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
     postgres_server.drop_database(url)
 
 
+#: ``COMPOZY_TEST_STORE=postgresql``: every test of the ``app`` fixture runs on PostgreSQL (and
+#: so in the postgres tier: ``COMPOZY_TEST_STORE=postgresql pytest tests/sessions -m postgres``)
+ENV_TEST_STORE = "COMPOZY_TEST_STORE"
+
+
+def default_engine() -> str:
+    """The engine of a test's ``app`` store when the test does not choose one."""
+    return "postgres" if os.environ.get(ENV_TEST_STORE, "").startswith("postgres") else "sqlite"
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test that needs the server is in the ``postgres`` tier (it starts a process)."""
+    everything = default_engine() == "postgres"
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
         if "postgres_server" in fixtures or "postgres_url" in fixtures:
             item.add_marker(pytest.mark.postgres)
+        elif everything and "app_store" in fixtures and item.get_closest_marker("postgres") is None:
+            callspec = getattr(item, "callspec", None)
+            if callspec is None or callspec.params.get("app_store", "postgres") == "postgres":
+                item.add_marker(pytest.mark.postgres)
 
 
 #: the engines a contract test runs on (``postgres`` in its own tier)
