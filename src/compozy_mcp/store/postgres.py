@@ -128,6 +128,8 @@ class PostgresStore(Store):
     """A store in one PostgreSQL database, which several daemons may share."""
 
     dialect = POSTGRES
+    #: every statement is a round trip to the server
+    reads_wait_on_a_server = True
 
     def __init__(
         self,
