@@ -92,8 +92,9 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "compozy catalog release-note",
         "compozy catalog release-note -o json",
     ),
-    "store": ("compozy store vacuum",),
+    "store": ("compozy store vacuum", "compozy store migrate --to postgresql://compozy@db/compozy"),
     "store vacuum": ("compozy store vacuum",),
+    "store migrate": ("compozy store migrate --to postgresql://compozy@db/compozy",),
     "hooks": (
         "compozy hooks list",
         "compozy hooks create --event tool.pre_call --command ./guard.sh",
