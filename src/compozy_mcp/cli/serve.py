@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,6 +56,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "$COMPOZY_WORKSPACE or the current directory)",
     )
     serve.add_argument(
+        "--store",
+        metavar="URL",
+        help="the PostgreSQL database to keep everything in, several daemons may share it "
+        "(postgresql://USER@HOST/DB; default: $COMPOZY_STORE, else the SQLite file in the "
+        "home); docs/deployment.md",
+    )
+    serve.add_argument(
         "--token-file",
         metavar="PATH",
         help="require the bearer token this file holds on every request (default: "
@@ -77,6 +85,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
     from compozy_mcp.credentials import is_session_credential
     from compozy_mcp.http_limits import HttpDeadlines
     from compozy_mcp.proxy.discovery import Discovery
+    from compozy_mcp.store.open import check_spec
     from compozy_mcp.upstream.asking import EVERY_CAPABILITY
 
     tcp, uds = not args.no_tcp, not args.no_uds
@@ -96,6 +105,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
     if not 0 <= args.port <= 65535:
         raise InvalidRequest(f"--port must be between 0 and 65535, got {args.port}")
     settings = context.settings()
+    if args.store:
+        settings = replace(settings, store=check_spec(args.store))
     path = Path(args.uds).expanduser() if args.uds else settings.home / SOCKET_NAME
 
     sockets: list[socket.socket] = []
