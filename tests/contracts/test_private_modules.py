@@ -10,18 +10,18 @@ pytestmark = pytest.mark.unit
 
 
 def test_a_private_module_belongs_to_the_package_that_holds_it() -> None:
-    assert private_owner("compozy_mcp.loops._runner") == "compozy_mcp.loops"
-    assert private_owner("compozy_mcp.loops._lint.report") == "compozy_mcp.loops"
-    assert private_owner("compozy_mcp.loops.runner") is None
-    assert private_owner("compozy_mcp.__main__") is None
+    assert private_owner("pkg.loops._runner") == "pkg.loops"
+    assert private_owner("pkg.loops._lint.report") == "pkg.loops"
+    assert private_owner("pkg.loops.runner") is None
+    assert private_owner("pkg.__main__") is None
 
 
 def test_only_its_own_package_may_import_it() -> None:
-    assert not reaches_in("compozy_mcp.loops.service", "compozy_mcp.loops._runner")
-    assert not reaches_in("compozy_mcp.loops.sub.x", "compozy_mcp.loops._runner")
-    assert not reaches_in("compozy_mcp.loops", "compozy_mcp.loops._runner")
-    assert reaches_in("compozy_mcp.native.loop_tools", "compozy_mcp.loops._runner")
-    assert reaches_in("compozy_mcp.loopsx.a", "compozy_mcp.loops._runner")
+    assert not reaches_in("pkg.loops.service", "pkg.loops._runner")
+    assert not reaches_in("pkg.loops.sub.x", "pkg.loops._runner")
+    assert not reaches_in("pkg.loops", "pkg.loops._runner")
+    assert reaches_in("pkg.native.loop_tools", "pkg.loops._runner")
+    assert reaches_in("pkg.loopsx.a", "pkg.loops._runner")
 
 
 def _graph(*imports: tuple[str, str]) -> ImportGraph:
@@ -35,13 +35,13 @@ def _graph(*imports: tuple[str, str]) -> ImportGraph:
 
 def _contract() -> PrivateModulesContract:
     return PrivateModulesContract(
-        name="private", session_options={}, contract_options={"containers": ["compozy_mcp"]}
+        name="private", session_options={}, contract_options={"containers": ["pkg"]}
     )
 
 
 def test_the_contract_is_broken_by_a_reach_in_and_kept_without_one() -> None:
-    inside = ("compozy_mcp.loops.service", "compozy_mcp.loops._runner")
-    outside = ("compozy_mcp.native.loop_tools", "compozy_mcp.loops._runner")
+    inside = ("pkg.loops.service", "pkg.loops._runner")
+    outside = ("pkg.native.loop_tools", "pkg.loops._runner")
     assert _contract().check(_graph(inside), verbose=False).kept
     broken = _contract().check(_graph(inside, outside), verbose=False)
     assert not broken.kept
