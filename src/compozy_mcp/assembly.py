@@ -127,6 +127,7 @@ def open_app(
         loops = LoopService(store, registry, sessions, clock, offload, LoopLimits.of(settings))
         tasks = Tasks(store, clock, offload)
         tasks.prompter = _prompter(runtime)
+        tasks.note_worktree = sessions.turn_ended
         heartbeats = Heartbeats(sessions.ledger, clock, offload)
         heartbeats.waker = _prompter(runtime)
         services = Services(

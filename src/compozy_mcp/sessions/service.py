@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -272,6 +272,22 @@ class Sessions:
         with self.ledger.store.read() as reader:
             self.ledger.load(reader, call, session_id, read_only=True)
             return reader.transcript(session_id)
+
+    def last_turns(self, session_ids: Sequence[str]) -> dict[str, TranscriptTurn]:
+        """The last turn of each of ``session_ids`` that has one, in one read (the board's
+        cards show it; an unknown session or one never prompted is left out)."""
+        found: dict[str, TranscriptTurn] = {}
+        with self.ledger.store.read() as reader:
+            for session_id in session_ids:
+                row = reader.session(session_id)
+                if row is None:
+                    continue
+                turns = self.ledger.read_state(row).transcript_turns
+                if turns:
+                    last = reader.transcript(session_id, after_turn=turns - 1, limit=1)
+                    if last:
+                        found[session_id] = last[0]
+        return found
 
     # --- writes --------------------------------------------------------------------------
 

@@ -351,6 +351,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX heartbeats_due ON heartbeats(next_wake_at) WHERE enabled = 1;
         """,
     ),
+    Migration(
+        12,
+        "heartbeats may follow a cron expression instead of an interval; their last wakes",
+        """
+        ALTER TABLE heartbeats ADD COLUMN cron TEXT;
+        ALTER TABLE heartbeats ADD COLUMN recent_wakes TEXT;
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

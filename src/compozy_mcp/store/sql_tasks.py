@@ -96,15 +96,18 @@ class SQLTaskWriter(SQLTaskReader, TaskWriter):
             astuple(row),
         )
 
-    def claim_next(self, workspace_id: str, run_id: str, now: str) -> str | None:
+    def claim_next(
+        self, workspace_id: str, run_id: str, now: str, *, task_id: str | None = None
+    ) -> str | None:
         # One statement: the row is chosen and taken together, and the state test in the
         # outer WHERE makes a second claimer of the same row update nothing.
+        only = " AND id = ?" if task_id is not None else ""
         row = self._conn.execute(
             "UPDATE tasks SET state = 'in_progress', current_run_id = ?, updated_at = ?, "
             "version = version + 1 WHERE state = 'todo' AND id = ("
-            "SELECT id FROM tasks WHERE state = 'todo' AND workspace_id = ? "
+            f"SELECT id FROM tasks WHERE state = 'todo' AND workspace_id = ?{only} "
             f"ORDER BY {_CLAIM_ORDER} LIMIT 1{self._dialect.skip_locked}) RETURNING id",
-            (run_id, now, workspace_id),
+            (run_id, now, workspace_id, *([task_id] if task_id is not None else [])),
         ).fetchone()
         return str(row["id"]) if row is not None else None
 

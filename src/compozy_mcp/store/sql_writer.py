@@ -183,6 +183,9 @@ class SQLWriter(
             self._conn.execute(f"DELETE FROM approval_modes WHERE session_id IN ({marks})", part)
             # a worktree's directory is removed before (its branch stays in the repository)
             self._conn.execute(f"DELETE FROM worktrees WHERE session_id IN ({marks})", part)
+            # a heartbeat wakes its session: none is left to wake (task runs stay: the tasks'
+            # history; an active one's claim expires)
+            self._conn.execute(f"DELETE FROM heartbeats WHERE session_id IN ({marks})", part)
             orphans = [
                 row["uri"]
                 for row in self._conn.execute(
