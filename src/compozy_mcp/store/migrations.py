@@ -341,6 +341,32 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX heartbeats_due ON heartbeats(next_wake_at) WHERE enabled = 1;
         """,
     ),
+    Migration(
+        12,
+        "several daemons on one store: leases (a session's agent, a Loop run) and the signals "
+        "a daemon sends the owner of a session's agent",
+        # portable SQL (PostgreSQL and SQLite): times are epoch milliseconds (BIGINT); a lease's
+        # key is "session:<id>" (the daemon running its agent) or "loop_run:<id>"
+        """
+        CREATE TABLE leases (
+            lease_key TEXT PRIMARY KEY,
+            daemon_id TEXT NOT NULL,
+            address TEXT,
+            expires_at BIGINT NOT NULL,
+            acquired_at BIGINT NOT NULL
+        );
+        CREATE INDEX leases_by_daemon ON leases(daemon_id);
+        CREATE TABLE daemon_signals (
+            signal_id TEXT PRIMARY KEY,
+            daemon_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            created_at BIGINT NOT NULL
+        );
+        CREATE INDEX daemon_signals_by_daemon ON daemon_signals(daemon_id, created_at);
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -57,6 +57,7 @@ from compozy_mcp.store.base import (
 )
 from compozy_mcp.store.migrations import LATEST_VERSION, MIGRATIONS
 from compozy_mcp.store.sqlite_heartbeats import SQLiteHeartbeatReader, SQLiteHeartbeatWriter
+from compozy_mcp.store.sqlite_leases import SQLiteLeaseReader, SQLiteLeaseWriter
 from compozy_mcp.store.sqlite_loops import SQLiteLoopReader, SQLiteLoopWriter
 from compozy_mcp.store.sqlite_tasks import SQLiteTaskReader, SQLiteTaskWriter
 from compozy_mcp.store.sqlite_worktrees import SQLiteWorktreeReader, SQLiteWorktreeWriter
@@ -137,7 +138,12 @@ def _session(row: sqlite3.Row) -> SessionRow:
 
 
 class _SQLiteReader(
-    SQLiteHeartbeatReader, SQLiteLoopReader, SQLiteTaskReader, SQLiteWorktreeReader, StoreReader
+    SQLiteHeartbeatReader,
+    SQLiteLeaseReader,
+    SQLiteLoopReader,
+    SQLiteTaskReader,
+    SQLiteWorktreeReader,
+    StoreReader,
 ):
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
@@ -416,6 +422,7 @@ class _SQLiteReader(
 
 class _SQLiteWriter(
     SQLiteHeartbeatWriter,
+    SQLiteLeaseWriter,
     SQLiteLoopWriter,
     SQLiteTaskWriter,
     SQLiteWorktreeWriter,

@@ -1,0 +1,75 @@
+"""Several ``compozy serve`` processes on one store: each daemon has a home of its own (its
+socket, pid files, logs, daemon id) and every home's ``compozy.db`` is the first one's (a
+symbolic link: SQLite opens the file it points at, and keeps its WAL beside it)."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tests.api.support import Daemon, Home, running_daemon
+
+T = TypeVar("T")
+DEADLINE = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def one_store_daemons(root: Path, count: int, **env: str) -> Iterator[list[Daemon]]:
+    """``count`` daemons on one SQLite store, each ``--advertise``\\ d (one of several behind a
+    balancer); all stopped (SIGTERM, or killed past the deadline) when the block ends."""
+    homes = [Home.make(root / f"d{index + 1}").with_env(**env) for index in range(count)]
+    with contextlib.ExitStack() as stack:
+        daemons: list[Daemon] = []
+        for index, home in enumerate(homes):
+            home.path.mkdir(parents=True, exist_ok=True)
+            if index:
+                (home.path / "compozy.db").symlink_to(homes[0].path / "compozy.db")
+            port = free_port()
+            address = f"http://127.0.0.1:{port}"
+            args = ("--port", str(port), "--no-uds", "--advertise", address)
+            daemons.append(stack.enter_context(running_daemon(home, *args, listeners=1)))
+        yield daemons
+
+
+def wait_for(probe: Callable[[], T | None], what: str, deadline: float = DEADLINE) -> T:
+    ends = time.monotonic() + deadline
+    while True:
+        found = probe()
+        if found is not None and found is not False:
+            return found
+        if time.monotonic() > ends:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def children(pid: int) -> set[int]:
+    """Every live process whose parent is ``pid`` (a daemon's agents)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] != "Z" and int(fields[1]) == pid:
+            found.add(int(entry.name))
+    return found
+
+
+def turns(daemon: Daemon, session_id: str) -> list[dict[str, Any]]:
+    with daemon.client() as http:
+        body = http.get(f"/api/sessions/{session_id}/history").json()
+    found: list[dict[str, Any]] = body["turns"]
+    return found
