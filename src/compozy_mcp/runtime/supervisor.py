@@ -677,10 +677,12 @@ class AgentRuntime:
             return
         if session_id in self._binding:
             return  # the bind under way wakes the agent once it is recorded
-        if self.placement is not None and not await self.placement.claim(session_id):
-            return  # another daemon runs its agent: it takes the queued turn from the store
-        self._binding.add(session_id)
+        self._binding.add(session_id)  # before the claim: a second prompt now waits for it
+        placed = False
         try:
+            if self.placement is not None and not await self.placement.claim(session_id):
+                return  # another daemon runs its agent: it takes the queued turn from the store
+            placed = True
             # nothing of this process binds the session: a "binding" status is a leftover
             begin = self._sessions.binding.begin
             record, ticket = await self._offload(begin, call, session_id, True)
@@ -691,7 +693,8 @@ class AgentRuntime:
                     await self._fail_open_turns(session_id, failure["kind"], failure["summary"])
         finally:
             self._binding.discard(session_id)
-            await self._placed_elsewhere(session_id)
+            if placed:
+                await self._placed_elsewhere(session_id)
 
     async def _fail_open_turns(
         self,

@@ -1,0 +1,175 @@
+"""The cluster node (issue 28 items 2, 3, 6) in this process: one daemon's runtime with its
+:class:`~compozy_mcp.cluster.ClusterNode`, and a peer daemon played by writing its leases into
+the same store. The agents are the shipped echo agent run in this process."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import anyio
+import pytest
+from tests.conftest import Caller
+
+from compozy_mcp.assembly import App
+from compozy_mcp.blocking import Offload
+from compozy_mcp.cluster import ClusterNode, DaemonIdentity
+from compozy_mcp.cluster.node import EVERY_LEASE_EXPIRED, session_key
+from compozy_mcp.store.leases import LeaseRow
+
+pytestmark = pytest.mark.anyio
+
+PEER = "d-peer"
+LEASE_MS = 15_000
+
+
+class Now:
+    def __init__(self) -> None:
+        self.ms = 1_000_000
+
+    def __call__(self) -> int:
+        return self.ms
+
+
+@pytest.fixture
+def now() -> Now:
+    return Now()
+
+
+@pytest.fixture
+def node(app: App, now: Now) -> ClusterNode:
+    made = ClusterNode(
+        app.sessions,
+        app.runtime,
+        DaemonIdentity("d-here", "http://127.0.0.1:1"),
+        Offload(),
+        LEASE_MS // 1000,
+        now_ms=now,
+    )
+    app.runtime.placement = made
+    return made
+
+
+def _peer_holds(app: App, session_id: str, now: Now, *, expired: bool = False) -> None:
+    expires = now.ms - 1 if expired else now.ms + LEASE_MS
+    row = LeaseRow(session_key(session_id), PEER, "http://127.0.0.1:2", expires, now.ms)
+    with app.store.write() as writer:
+        writer.claim_lease(row, EVERY_LEASE_EXPIRED)
+
+
+def _lease(app: App, session_id: str) -> LeaseRow | None:
+    with app.store.read() as reader:
+        return reader.lease(session_key(session_id))
+
+
+async def _session(call: Caller) -> str:
+    return str((await call.create(provider="echo"))["id"])
+
+
+async def _prompt(call: Caller, sid: str, text: str, **extra: Any) -> dict[str, Any]:
+    args = {"session_id": sid, "prompt": text, "timeout_seconds": 30, **extra}
+    turn: dict[str, Any] = (await call.structured("compozy__session_prompt", args))["turn"]
+    return turn
+
+
+async def test_a_prompt_binds_here_and_the_daemon_holds_the_lease_while_its_agent_runs(
+    app: App, call: Caller, node: ClusterNode, now: Now
+) -> None:
+    sid = await _session(call)
+    turn = await _prompt(call, sid, "hi", wait=True)
+    assert turn["status"] == "completed"
+    lease = _lease(app, sid)
+    assert lease is not None
+    assert (lease.daemon_id, lease.address) == ("d-here", "http://127.0.0.1:1")
+    assert lease.expires_at == now.ms + LEASE_MS
+    now.ms += 10_000
+    await node.renew()
+    renewed = _lease(app, sid)
+    assert renewed is not None
+    assert renewed.expires_at == now.ms + LEASE_MS
+    await call("compozy__session_stop", {"session_id": sid})
+    assert _lease(app, sid) is None  # its agent ended: the lease went with it
+
+
+async def test_a_prompt_for_an_agent_another_daemon_runs_stays_queued_for_it(
+    app: App, call: Caller, node: ClusterNode, now: Now
+) -> None:
+    sid = await _session(call)
+    _peer_holds(app, sid, now)
+    turn = await _prompt(call, sid, "for the owner", wait=False)
+    await app.runtime.settled()
+    assert app.runtime.live_sessions() == []
+    history = await call.structured("compozy__session_history", {"session_id": sid})
+    assert [t["status"] for t in history["turns"]] == ["queued"]
+    assert history["turns"][0]["turn_id"] == turn["turn_id"]
+    lease = _lease(app, sid)
+    assert lease is not None
+    assert lease.daemon_id == PEER
+
+
+async def test_a_cancel_and_a_permission_answer_are_left_for_the_owning_daemon(
+    app: App, call: Caller, node: ClusterNode, now: Now
+) -> None:
+    sid = await _session(call)
+    _peer_holds(app, sid, now)
+    cancelled = await call.structured("compozy__session_prompt_cancel", {"session_id": sid})
+    assert cancelled["running_turn_id"] is None
+    with app.store.read() as reader:
+        signals = reader.signals(PEER)
+    assert [(s.session_id, s.kind) for s in signals] == [(sid, "cancel")]
+    # a lease that expired has no owner to tell
+    now.ms += LEASE_MS
+    assert await node.forward(sid, "cancel", {}) is False
+
+
+async def test_an_expired_lease_is_taken_over_its_running_turn_marked_and_its_queue_run_here(
+    app: App, call: Caller, node: ClusterNode, now: Now
+) -> None:
+    sid = await _session(call)
+    first = await _prompt(call, sid, "one", wait=True)
+    assert first["status"] == "completed"
+    # the peer takes the session (a bind there), runs a turn and is killed in it
+    _peer_holds(app, sid, now)
+    await node.renew()
+    assert app.runtime.live_sessions() == []  # the agent here ended: it is the peer's now
+    cut = await _prompt(call, sid, "cut off", wait=False)
+    with app.store.write() as writer:  # what the peer's agent had stored when it was killed
+        running = writer.turn(sid, cut["turn_id"])
+        assert running is not None
+        writer.save_turn(dataclasses.replace(running, status="running"))
+    waiting = await _prompt(call, sid, "after", wait=False)
+    assert await node.take_over_expired() == []  # not expired yet
+    now.ms += LEASE_MS
+    assert await node.take_over_expired() == [sid]
+    lease = _lease(app, sid)
+    assert lease is not None
+    assert lease.daemon_id == "d-here"
+    with anyio.fail_after(30):
+        done = await app.runtime.wait_turn(_call(), sid, waiting["turn_id"], 30)
+    assert done["status"] == "completed"
+    assert done["final_message"] == "echo: after"
+    history = await call.structured(
+        "compozy__session_history", {"session_id": sid, "result_view": "full"}
+    )
+    cut_off = next(t for t in history["turns"] if t["turn_id"] == cut["turn_id"])
+    assert (cut_off["status"], cut_off["stop_reason"]) == ("cancelled", "daemon_restarted")
+
+
+async def test_start_up_leaves_the_sessions_other_live_daemons_run(
+    app: App, call: Caller, node: ClusterNode, now: Now
+) -> None:
+    mine, theirs = await _session(call), await _session(call)
+    for sid in (mine, theirs):
+        assert (await _prompt(call, sid, "hi", wait=True))["status"] == "completed"
+    _peer_holds(app, theirs, now)
+    # a restart of this daemon: its own leases are its killed predecessor's
+    assert node.reset_stale() == [mine]
+    assert (await call.full(mine))["runtime"]["status"] == "unbound"
+    assert (await call.full(theirs))["runtime"]["status"] == "ready"
+    assert _lease(app, mine) is None
+
+
+def _call() -> Any:
+    from compozy_mcp.calls import CallInfo
+
+    return CallInfo("compozy__session_prompt")
