@@ -175,7 +175,9 @@ def daemon_app(
 
     settings = app.settings
     identity = identity or daemon_identity(settings.home, {}, address)
-    node = ClusterNode(app.sessions, app.runtime, identity, Offload(), settings.lease_seconds)
+    node = ClusterNode(
+        app.sessions, app.runtime, app.loops, identity, Offload(), settings.lease_seconds
+    )
     proxy = ProxyServer(app, scope_per_request=True, upstreams=upstreams, discovery=discovery)
     mcp_app, sessions = mcp_http_app(
         proxy.server,
@@ -225,6 +227,7 @@ def daemon_app(
                 if stale:
                     log.info("unbound %d session(s) whose agents ended with a daemon", len(stale))
                 app.runtime.placement = node
+                app.loops.placement = node  # before recover: a run is resumed by one daemon
                 tasks.start_soon(node.run)
                 missing = await app.sessions.recover_worktrees()
                 if missing:

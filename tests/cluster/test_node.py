@@ -41,6 +41,7 @@ def node(app: App, now: Now) -> ClusterNode:
     made = ClusterNode(
         app.sessions,
         app.runtime,
+        app.loops,
         DaemonIdentity("d-here", "http://127.0.0.1:1"),
         Offload(),
         LEASE_MS // 1000,
@@ -173,3 +174,28 @@ def _call() -> Any:
     from compozy_mcp.calls import CallInfo
 
     return CallInfo("compozy__session_prompt")
+
+
+async def test_a_loop_run_left_running_is_resumed_by_one_daemon_and_not_while_leased(
+    app: App, call: Caller, node: ClusterNode, now: Now
+) -> None:
+    from tests.loops.support import graph, status_node, tool
+    from tests.loops.test_restart import _left_running
+
+    text = graph(status_node(view="full"))
+    sid = await _session(call)
+    run_id = await _left_running(app, text, "inspect", session_id=sid)
+    app.loops.placement = node
+    # driven by a live peer (its lease runs): left alone
+    with app.store.write() as writer:
+        row = LeaseRow(f"loop_run:{run_id}", PEER, None, now.ms + LEASE_MS, now.ms)
+        writer.claim_lease(row, EVERY_LEASE_EXPIRED)
+    assert await app.loops.recover() == {"resumed": [], "interrupted": [], "failed": []}
+    # the peer stopped renewing: this daemon takes the run over, once
+    now.ms += LEASE_MS
+    assert await node.take_over_expired() == []
+    await app.loops.settle(run_id, 30)
+    run = (await tool(app, "status", {"run_id": run_id}))["run"]
+    assert run["status"] == "succeeded"
+    with app.store.read() as reader:
+        assert reader.lease(f"loop_run:{run_id}") is None  # ended: its lease went

@@ -34,6 +34,7 @@ from compozy_mcp.errors import CompozyError
 from compozy_mcp.store.leases import LeaseRow, SignalRow
 
 if TYPE_CHECKING:
+    from compozy_mcp.loops.service import LoopService
     from compozy_mcp.runtime.supervisor import AgentRuntime
     from compozy_mcp.sessions.service import Sessions
     from compozy_mcp.store.base import Store
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SESSION = "session:"
+LOOP_RUN = "loop_run:"
 #: a claim at this "now" finds every lease expired: a bind made here takes the lease
 EVERY_LEASE_EXPIRED = 2**62
 #: the stop reason of a turn cut off by the end of the daemon that ran it (a restart's too)
@@ -64,6 +66,7 @@ class ClusterNode:
         self,
         sessions: Sessions,
         runtime: AgentRuntime,
+        loops: LoopService | None,
         identity: DaemonIdentity,
         offload: Offload,
         lease_seconds: int,
@@ -73,6 +76,7 @@ class ClusterNode:
     ) -> None:
         self._sessions = sessions
         self._runtime = runtime
+        self._loops = loops
         self.identity = identity
         self._offload = offload
         self.lease_ms = lease_seconds * 1000
@@ -86,8 +90,11 @@ class ClusterNode:
         return self._sessions.ledger.store
 
     def _row(self, session_id: str, now: int) -> LeaseRow:
+        return self._lease_row(session_key(session_id), now)
+
+    def _lease_row(self, key: str, now: int) -> LeaseRow:
         return LeaseRow(
-            session_key(session_id),
+            key,
             self.identity.daemon_id,
             self.identity.address,
             now + self.lease_ms,
@@ -124,8 +131,7 @@ class ClusterNode:
         await self._offload(self._drop, session_id)
 
     def _drop(self, session_id: str) -> None:
-        with self._store.write() as writer:
-            writer.drop_lease(session_key(session_id), self.identity.daemon_id)
+        self._drop_key(session_key(session_id))
 
     async def forward(self, session_id: str, kind: str, payload: dict[str, Any]) -> bool:
         with self._store.read() as reader:
@@ -147,6 +153,27 @@ class ClusterNode:
     def _send(self, signal: SignalRow) -> None:
         with self._store.write() as writer:
             writer.send_signal(signal)
+
+    # --- the RunPlacement of the Loop runs ------------------------------------------------
+
+    async def claim_run(self, run_id: str) -> bool:
+        return await self._offload(self._claim_key, LOOP_RUN + run_id)
+
+    def _claim_key(self, key: str) -> bool:
+        now = self._now()
+        with self._store.write() as writer:
+            held = writer.claim_lease(self._lease_row(key, now), now)
+        return held.daemon_id == self.identity.daemon_id
+
+    async def hold_run(self, run_id: str) -> None:
+        await self._offload(self._put, self._lease_row(LOOP_RUN + run_id, self._now()))
+
+    async def release_run(self, run_id: str) -> None:
+        await self._offload(self._drop_key, LOOP_RUN + run_id)
+
+    def _drop_key(self, key: str) -> None:
+        with self._store.write() as writer:
+            writer.drop_lease(key, self.identity.daemon_id)
 
     # --- start-up ---------------------------------------------------------------------------
 
@@ -235,10 +262,15 @@ class ClusterNode:
         """Move the expiry of this daemon's leases; an agent whose lease another daemon took
         (it bound the session since) ends here."""
         placed = self._runtime.placed_sessions()
-        if not placed:
-            return
+        runs = self._loops.driven_runs() if self._loops is not None else []
         keys = [session_key(session_id) for session_id in sorted(placed)]
+        keys += [LOOP_RUN + run_id for run_id in runs]
+        if not keys:
+            return
         renewed = await self._offload(self._renew, keys)
+        for run_id in runs:
+            if LOOP_RUN + run_id not in renewed:  # its saves are fenced: the other one wins
+                log.warning("loop run %s is driven by another daemon now", run_id)
         for session_id in placed:
             if session_key(session_id) not in renewed and session_id in self._live_here():
                 log.info(
@@ -255,16 +287,20 @@ class ClusterNode:
 
     async def take_over_expired(self) -> list[str]:
         """Claim the expired leases of other daemons: their cut-off turns are marked, and a
-        session with queued turns gets its agent here. Returns the sessions taken over."""
+        session with queued turns gets its agent here; their Loop runs are recovered (resumed
+        or marked interrupted, as at a restart). Returns the sessions taken over."""
         now = self._now()
         with self._store.read() as reader:
-            expired = [
-                lease.lease_key[len(SESSION) :]
+            lapsed = [
+                lease.lease_key
                 for lease in reader.leases()
-                if lease.lease_key.startswith(SESSION)
-                and lease.daemon_id != self.identity.daemon_id
-                and lease.expires_at <= now
+                if lease.daemon_id != self.identity.daemon_id and lease.expires_at <= now
             ]
+        expired = [key[len(SESSION) :] for key in lapsed if key.startswith(SESSION)]
+        if self._loops is not None and any(key.startswith(LOOP_RUN) for key in lapsed):
+            recovered = await self._loops.recover()  # each run claimed first: one daemon wins
+            if any(recovered.values()):
+                log.info("loop runs of a daemon that stopped renewing: %s", recovered)
         taken: list[str] = []
         for session_id in expired:
             if not await self.claim(session_id):
