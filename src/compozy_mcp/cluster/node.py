@@ -48,6 +48,8 @@ EVERY_LEASE_EXPIRED = 2**62
 #: the stop reason of a turn cut off by the end of the daemon that ran it (a restart's too)
 CUT_OFF = "daemon_restarted"
 TAKE_OVER = CallInfo("compozy__session_prompt")
+#: how often a daemon looks for leases that expired (at most: a third of the lease if shorter)
+EXPIRY_CHECK_MS = 1000
 
 
 def session_key(session_id: str) -> str:
@@ -84,6 +86,7 @@ class ClusterNode:
         self._now = now_ms
         self._event_seq: int | None = None
         self._renewed_at = 0
+        self._checked_at = 0
 
     @property
     def _store(self) -> Store:
@@ -212,8 +215,10 @@ class ClusterNode:
         if now - self._renewed_at >= self.lease_ms // 3:
             self._renewed_at = now
             await self.renew()
-            await self.take_over_expired()
             await self._runtime.reconcile()  # sessions stopped or rebound by another daemon
+        if now - self._checked_at >= min(EXPIRY_CHECK_MS, self.lease_ms // 3):
+            self._checked_at = now
+            await self.take_over_expired()
 
     async def deliver(self) -> None:
         """Signals left for this daemon, queued turns of the agents it runs, events stored by
