@@ -3,6 +3,7 @@ drives, with a fake clock; compact heartbeat status preserves the policy snapsho
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 from tests.conftest import Caller
 
 from compozy_mcp.assembly import App
+from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import FixedClock, timestamp
 from compozy_mcp.store.base import TranscriptTurn
@@ -104,3 +106,26 @@ async def test_a_reply_of_only_heartbeat_ok_is_recorded_as_nothing_to_do(
     woken = await call.structured("compozy__agent_heartbeat_wake", {"session_id": session})
     assert woken["heartbeat"]["last_outcome"] == "woken"
     assert (await _status(call, session))["last_outcome"] == "nothing_to_do"
+
+
+async def test_a_due_wake_is_taken_by_one_of_several_daemons_sweeping_at_once(
+    call: Caller, app: App, clock: FixedClock
+) -> None:
+    """Two daemons' upkeep on one store read the same due heartbeat: one wakes it."""
+    from compozy_mcp.sessions.heartbeats import Heartbeats
+
+    session = (await call.create(provider="claude"))["id"]
+    await call("compozy__agent_heartbeat_set", {"session_id": session, "interval_seconds": 60})
+    clock.advance(61)
+    mine = app.services.heartbeats
+    other = Heartbeats(app.sessions.ledger, clock, Offload())
+    woken: list[str] = []
+
+    async def waker(session_id: str, _: str) -> str:
+        woken.append(session_id)
+        return "turn-x"
+
+    mine.waker = other.waker = waker
+    results = await asyncio.gather(mine.wake_due(), other.wake_due())
+    assert sorted(results) == [0, 1]
+    assert woken == [session]
