@@ -132,6 +132,7 @@ async def test_an_expired_lease_is_taken_over_its_running_turn_marked_and_its_qu
     # the peer takes the session (a bind there), runs a turn and is killed in it
     _peer_holds(app, sid, now)
     await node.renew()
+    await app.runtime.settled()
     assert app.runtime.live_sessions() == []  # the agent here ended: it is the peer's now
     cut = await _prompt(call, sid, "cut off", wait=False)
     with app.store.write() as writer:  # what the peer's agent had stored when it was killed

@@ -22,8 +22,10 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from compozy_mcp import jsonutil
 from compozy_mcp.blocking import Offload
@@ -85,7 +87,6 @@ class ClusterNode:
         self._wakeup = wakeup or PollingWakeup()
         self._now = now_ms
         self._event_seq: int | None = None
-        self._renewed_at = 0
         self._checked_at = 0
 
     @property
@@ -199,26 +200,35 @@ class ClusterNode:
     # --- the loop ---------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Until cancelled: deliver what the store holds for this daemon every poll, renew its
-        leases and take over expired ones every third of the lease. A failed round (a busy
-        store) is logged; the next one tries again."""
+        """Until cancelled: renew this daemon's leases every third of the lease (a loop of its
+        own, so that nothing slow delays a renewal), and every poll deliver what the store
+        holds for it; every second take over expired leases. A failed round (a busy store) is
+        logged; the next one tries again."""
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self._renew_every)
+            while True:
+                await self._wakeup.wait()
+                await self._guarded(self.tick)
+
+    async def _renew_every(self) -> None:
         while True:
-            await self._wakeup.wait()
-            try:
-                await self.tick()
-            except (CompozyError, OSError) as error:
-                log.warning("cluster round skipped: %s", error)
+            await anyio.sleep(self.lease_ms / 3000)
+            await self._guarded(self.renew)
+
+    async def _guarded(self, work: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await work()
+        except Exception as error:  # the daemon serves on: the next round tries again
+            expected = isinstance(error, (CompozyError, OSError))
+            log.warning("cluster round skipped: %s", error, exc_info=not expected)
 
     async def tick(self) -> None:
         await self.deliver()
         now = self._now()
-        if now - self._renewed_at >= self.lease_ms // 3:
-            self._renewed_at = now
-            await self.renew()
-            await self._runtime.reconcile()  # sessions stopped or rebound by another daemon
         if now - self._checked_at >= min(EXPIRY_CHECK_MS, self.lease_ms // 3):
             self._checked_at = now
             await self.take_over_expired()
+            await self._runtime.reconcile()  # sessions stopped or rebound by another daemon
 
     async def deliver(self) -> None:
         """Signals left for this daemon, queued turns of the agents it runs, events stored by
@@ -281,7 +291,13 @@ class ClusterNode:
                 log.info(
                     "session %s is bound by another daemon now; its agent here ends", session_id
                 )
-                await self._runtime.release(session_id)
+                self._runtime.in_background(self._runtime.release(session_id))
+
+    async def _bind(self, session_id: str) -> None:
+        with contextlib.suppress(CompozyError):  # e.g. stopped meanwhile: nothing to run
+            await self._runtime.ensure_running(TAKE_OVER, session_id)
+        if session_id not in self._runtime.placed_sessions():
+            await self.released(session_id)
 
     def _live_here(self) -> list[str]:
         return self._runtime.live_sessions()
@@ -313,9 +329,8 @@ class ClusterNode:
             taken.append(session_id)
             with self._store.read() as reader:
                 waiting = reader.queued_turn_sessions([session_id])
-            if waiting:
-                with contextlib.suppress(CompozyError):  # e.g. stopped meanwhile
-                    await self._runtime.ensure_running(TAKE_OVER, session_id)
-            if session_id not in self._runtime.placed_sessions():
+            if waiting:  # its agent starts here, in the background (a start takes seconds)
+                self._runtime.in_background(self._bind(session_id))
+            else:
                 await self.released(session_id)
         return taken

@@ -668,6 +668,11 @@ class AgentRuntime:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    def in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` beside the caller; :meth:`shutdown` ends it (:meth:`settled` awaits
+        it)."""
+        self._in_background(work)
+
     async def ensure_running(self, call: CallInfo, session_id: str) -> None:
         """Wake the session's agent, binding one first when none runs here; an agent that
         cannot start fails the session's open turns at once (nobody waits on a dead start)."""
