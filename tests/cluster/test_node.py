@@ -129,6 +129,7 @@ async def test_an_expired_lease_is_taken_over_its_running_turn_marked_and_its_qu
     sid = await _session(call)
     first = await _prompt(call, sid, "one", wait=True)
     assert first["status"] == "completed"
+    acp_session = (await call.full(sid))["runtime"]["acp_session_id"]
     # the peer takes the session (a bind there), runs a turn and is killed in it
     _peer_holds(app, sid, now)
     await node.renew()
@@ -155,6 +156,9 @@ async def test_an_expired_lease_is_taken_over_its_running_turn_marked_and_its_qu
     )
     cut_off = next(t for t in history["turns"] if t["turn_id"] == cut["turn_id"])
     assert (cut_off["status"], cut_off["stop_reason"]) == ("cancelled", "daemon_restarted")
+    # the agent bound here loaded the ACP session the killed daemon's agent had
+    runtime = (await call.full(sid))["runtime"]
+    assert (runtime["acp_session_id"], runtime["generation"]) == (acp_session, 2)
 
 
 async def test_start_up_leaves_the_sessions_other_live_daemons_run(
@@ -200,3 +204,38 @@ async def test_a_loop_run_left_running_is_resumed_by_one_daemon_and_not_while_le
     assert run["status"] == "succeeded"
     with app.store.read() as reader:
         assert reader.lease(f"loop_run:{run_id}") is None  # ended: its lease went
+
+
+async def test_events_another_daemon_stored_wake_this_daemons_followers_and_board(
+    app: App, call: Caller, node: ClusterNode
+) -> None:
+    from compozy_mcp.store.base import SessionEventRow
+
+    sid = await _session(call)
+    other = await _session(call)
+
+    def stored_by_the_peer(session_id: str) -> None:
+        row = SessionEventRow(
+            0, session_id, None, "agent_message_chunk", "2026-01-01T00:00:00Z", "{}"
+        )
+        with app.store.write() as writer:
+            writer.append_session_events([row])
+
+    stored_by_the_peer(sid)  # before this daemon looked: nobody waits on it
+    await node.deliver()
+    with app.runtime.any_event() as board:
+        async with app.runtime.stored_events(sid) as followed:
+            stored_by_the_peer(other)
+            await node.deliver()
+            assert board.is_set()
+            assert not followed.is_set()  # another session's events
+            board.clear()
+            stored_by_the_peer(sid)
+            await node.deliver()
+            assert followed.is_set()
+            assert board.is_set()
+            followed.clear()
+            board.clear()
+            await node.deliver()  # nothing new
+            assert not followed.is_set()
+            assert not board.is_set()
