@@ -11,7 +11,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tests.api.support import Daemon, Home, running_daemon
+from tests.api.support import Daemon, Home, children, running_daemon
+
+__all__ = ["children", "one_store_daemons", "turns", "wait_for"]
 
 T = TypeVar("T")
 DEADLINE = 60.0
@@ -50,22 +52,6 @@ def wait_for(probe: Callable[[], T | None], what: str, deadline: float = DEADLIN
         if time.monotonic() > ends:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.05)
-
-
-def children(pid: int) -> set[int]:
-    """Every live process whose parent is ``pid`` (a daemon's agents)."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] != "Z" and int(fields[1]) == pid:
-            found.add(int(entry.name))
-    return found
 
 
 def turns(daemon: Daemon, session_id: str) -> list[dict[str, Any]]:
