@@ -202,6 +202,8 @@ def daemon_app(
             version=__version__,
             uptime_seconds=round(time.monotonic() - started, 3),
             mcp_sessions=sessions.open_sessions,
+            # which of the store's daemons answered (several may serve one store)
+            daemon={"id": identity.daemon_id, "address": identity.address},
         )
         if body["status"] != "ok":
             status = 503

@@ -62,6 +62,12 @@ def _follow(daemon: Daemon, session_id: str, frames: list[dict[str, Any]]) -> th
 
 def test_made_on_one_daemon_prompted_on_another_answered_on_a_third(tmp_path: Path) -> None:
     with one_store_daemons(tmp_path, 3) as (first, second, third):
+        identities = []
+        for daemon in (first, second, third):
+            with daemon.client() as http:
+                identities.append(http.get("/api/health").json()["daemon"])
+        assert [d["address"] for d in identities] == [first.url, second.url, third.url]
+        assert len({d["id"] for d in identities}) == 3
         sid = _create(first)
         frames: list[dict[str, Any]] = []
         follower = _follow(first, sid, frames)
