@@ -113,8 +113,15 @@ async def test_a_cancel_and_a_permission_answer_are_left_for_the_owning_daemon(
 ) -> None:
     sid = await _session(call)
     _peer_holds(app, sid, now)
+    idle = await call.structured("compozy__session_prompt_cancel", {"session_id": sid})
+    assert idle["running_turn_id"] is None  # nothing runs: nothing to tell the owner
+    queued = await _prompt(call, sid, "runs on the peer", wait=False)
+    with app.store.write() as writer:  # the peer's agent took it
+        turn = writer.turn(sid, queued["turn_id"])
+        assert turn is not None
+        writer.save_turn(dataclasses.replace(turn, status="running"))
     cancelled = await call.structured("compozy__session_prompt_cancel", {"session_id": sid})
-    assert cancelled["running_turn_id"] is None
+    assert cancelled["running_turn_id"] == queued["turn_id"]
     with app.store.read() as reader:
         signals = reader.signals(PEER)
     assert [(s.session_id, s.kind) for s in signals] == [(sid, "cancel")]

@@ -774,17 +774,17 @@ class AgentRuntime:
         with sessions.ledger.store.read() as reader:
             sessions.ledger.load(reader, call, session_id, read_only=True)
         running = await self.cancel_live(session_id)
-        # the turn may run on another daemon: it is told (the store keeps the request)
-        placement = self.placement
-        if (
-            running is None
-            and placement is not None
-            and await placement.forward(session_id, "cancel", {})
-        ):
+        elsewhere = None
+        if running is None and self.placement is not None:
             with sessions.ledger.store.read() as reader:
                 turns = reader.transcript(session_id)
-            running = next((t.turn_id for t in turns if t.status == "running"), None)
+            elsewhere = next((t.turn_id for t in turns if t.status == "running"), None)
         queued = await self._offload(sessions.turns.cancel_queued, session_id, "cancelled")
+        # the turn may run on another daemon: told once its queue is cancelled (so that it
+        # takes no queued turn after the one it stops), through the store
+        placement = self.placement
+        if elsewhere is not None and placement is not None:
+            running = elsewhere if await placement.forward(session_id, "cancel", {}) else None
         return {"session_id": session_id, "running_turn_id": running, "queued_cancelled": queued}
 
     async def cancel_live(self, session_id: str) -> str | None:
