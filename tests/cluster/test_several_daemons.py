@@ -130,6 +130,10 @@ def test_made_on_one_daemon_prompted_on_another_answered_on_a_third(tmp_path: Pa
         again = _prompt(first, sid, "still there", wait=True, timeout_seconds=25)
         assert again["turn"]["final_message"] == "echo: still there"
         assert len(children(second.process.pid)) == 1
+        # archived on the third daemon: the second one ends its agent
+        with third.client() as http:
+            assert http.post(f"/api/sessions/{sid}/archive", json={}).status_code == 200
+        wait_for(lambda: children(second.process.pid) == set(), "the owner to end its agent")
 
 
 def test_the_owner_killed_mid_turn_is_taken_over_once_its_lease_expires(tmp_path: Path) -> None:
