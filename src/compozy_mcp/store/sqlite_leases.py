@@ -51,11 +51,13 @@ class SQLiteLeaseReader(LeaseReader):
         return found
 
     def event_sessions_after(self, seq: int) -> tuple[int, set[str]]:
-        rows = self._conn.execute(
-            "SELECT session_id, MAX(seq) AS last FROM session_events WHERE seq > ? "
-            "GROUP BY session_id",
-            (seq,),
-        ).fetchall()
+        rows = list(
+            self._conn.execute(
+                "SELECT session_id, MAX(seq) AS last FROM session_events WHERE seq > ? "
+                "GROUP BY session_id",
+                (seq,),
+            )
+        )
         if not rows:
             return seq, set()
         return max(int(row["last"]) for row in rows), {row["session_id"] for row in rows}
