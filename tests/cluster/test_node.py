@@ -246,3 +246,26 @@ async def test_events_another_daemon_stored_wake_this_daemons_followers_and_boar
             await node.deliver()  # nothing new
             assert not followed.is_set()
             assert not board.is_set()
+
+
+async def test_a_queued_turn_of_a_bound_session_no_daemon_holds_is_run_here(
+    app: App, call: Caller, node: ClusterNode
+) -> None:
+    sid = await _session(call)
+    assert (await _prompt(call, sid, "one", wait=True))["status"] == "completed"
+    unbound = await _session(call)
+    # its agent ended with its lease, the store still says bound (a bind that lost a race)
+    await app.runtime.release(sid)
+    assert _lease(app, sid) is None
+    _, turn = app.sessions.turns.enqueue(_call(), sid, "orphaned", False)
+    app.sessions.turns.enqueue(_call(), unbound, "not bound: its prompt binds it", False)
+    assert node.bind_unowned() == [sid]
+    with anyio.fail_after(30):
+        done = await app.runtime.wait_turn(_call(), sid, turn.turn_id or "", 30)
+    assert done["status"] == "completed"
+    # a new agent, told the conversation so far (kept by compozy)
+    assert done["final_message"].endswith("User: one\nAgent: echo: oneorphaned")
+    held = _lease(app, sid)
+    assert held is not None
+    assert held.daemon_id == "d-here"
+    assert node.bind_unowned() == []

@@ -228,6 +228,7 @@ class ClusterNode:
         if now - self._checked_at >= min(EXPIRY_CHECK_MS, self.lease_ms // 3):
             self._checked_at = now
             await self.take_over_expired()
+            self.bind_unowned()
             await self._runtime.reconcile()  # sessions stopped or rebound by another daemon
 
     async def deliver(self) -> None:
@@ -292,6 +293,25 @@ class ClusterNode:
                     "session %s is bound by another daemon now; its agent here ends", session_id
                 )
                 self._runtime.in_background(self._runtime.release(session_id))
+
+    def bind_unowned(self) -> list[str]:
+        """Queued turns of bound sessions whose lease no daemon holds (their agent went with a
+        bind that lost a race, or the daemon that gave the lease up): their agent is started
+        here, the lease claimed first, so one daemon does it. A session not bound (a prompt's
+        own start is under way wherever it arrived) is left alone. Returns those started."""
+        placed = self._runtime.placed_sessions()
+        started: list[str] = []
+        with self._store.read() as reader:
+            for session_id in reader.unleased_queued_sessions():
+                row = reader.session(session_id)
+                if session_id in placed or row is None:
+                    continue
+                status = self._sessions.ledger.read_state(row).runtime.status
+                if status in ("ready", "running"):
+                    started.append(session_id)
+        for session_id in started:
+            self._runtime.in_background(self._bind(session_id))
+        return started
 
     async def _bind(self, session_id: str) -> None:
         with contextlib.suppress(CompozyError):  # e.g. stopped meanwhile: nothing to run

@@ -56,6 +56,10 @@ class LeaseReader(ABC):
         """Those of ``session_ids`` that have a queued turn."""
 
     @abstractmethod
+    def unleased_queued_sessions(self) -> list[str]:
+        """Sessions with a queued turn and no lease (no daemon runs their agent)."""
+
+    @abstractmethod
     def event_sessions_after(self, seq: int) -> tuple[int, set[str]]:
         """The highest stored event's ``seq`` (``seq`` when there is none after it) and the
         sessions whose events came after ``seq``."""

@@ -365,6 +365,8 @@ MIGRATIONS: tuple[Migration, ...] = (
             created_at BIGINT NOT NULL
         );
         CREATE INDEX daemon_signals_by_daemon ON daemon_signals(daemon_id, created_at);
+        CREATE INDEX transcript_turns_queued ON transcript_turns(session_id)
+            WHERE status = 'queued';
         """,
     ),
 )

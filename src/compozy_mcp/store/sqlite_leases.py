@@ -50,6 +50,14 @@ class SQLiteLeaseReader(LeaseReader):
             found.update(row["session_id"] for row in rows)
         return found
 
+    def unleased_queued_sessions(self) -> list[str]:
+        rows = self._conn.execute(
+            "SELECT DISTINCT session_id FROM transcript_turns AS t WHERE status = 'queued' "
+            "AND NOT EXISTS (SELECT 1 FROM leases WHERE lease_key = 'session:' || t.session_id) "
+            "ORDER BY session_id"
+        )
+        return [row["session_id"] for row in rows]
+
     def event_sessions_after(self, seq: int) -> tuple[int, set[str]]:
         rows = list(
             self._conn.execute(
