@@ -13,7 +13,11 @@ daemons leave for them, and the take-over of the sessions of a daemon that stopp
 - **Take-over**: a lease that expired (its daemon was killed, or lost the store) is claimed by
   the first daemon that sees it; the turn it cut off is marked as a restart marks it
   (``daemon_restarted``), its queued turns are bound here. The next prompt of any other such
-  session binds it wherever it arrives (the agent loads its ACP session where it can).
+  session binds it wherever it arrives (the agent loads its ACP session where it can). A
+  queued turn of a bound session whose lease nobody holds is started by the daemon that
+  claims the lease first (:meth:`~ClusterNode.bind_unowned`).
+- **Loop runs** (``loop_run:<id>``): the daemon driving a run holds its lease; a run is
+  recovered only by the daemon that claims it.
 """
 
 from __future__ import annotations
