@@ -72,6 +72,7 @@ def test_signals_are_for_one_daemon_in_order_and_taken_once(store: SQLiteStore) 
 def test_events_after_a_sequence_name_their_sessions(store: SQLiteStore) -> None:
     with store.read() as reader:
         assert reader.event_sessions_after(0) == (0, set())
+        assert reader.last_event_seq() == 0
     events = [
         SessionEventRow(0, session, None, "x", "2026-01-01T00:00:00Z", "{}")
         for session in ("s1", "s2", "s1")
@@ -80,6 +81,7 @@ def test_events_after_a_sequence_name_their_sessions(store: SQLiteStore) -> None
         writer.append_session_events(events)
     with store.read() as reader:
         last, sessions = reader.event_sessions_after(0)
+        assert reader.last_event_seq() == last
         assert sessions == {"s1", "s2"}
         assert reader.event_sessions_after(last - 1) == (last, {"s1"})
         assert reader.event_sessions_after(last) == (last, set())

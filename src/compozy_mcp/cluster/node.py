@@ -243,9 +243,10 @@ class ClusterNode:
         with self._store.read() as reader:
             signals = reader.signals(me)
             queued = reader.queued_turn_sessions(sorted(placed)) if placed else set()
-            seq, stored = reader.event_sessions_after(self._event_seq or 0)
-        if self._event_seq is None:
-            stored = set()  # what was stored before this daemon started wakes nobody
+            if self._event_seq is None:  # what was stored before this daemon looked: nobody
+                seq, stored = reader.last_event_seq(), set[str]()
+            else:
+                seq, stored = reader.event_sessions_after(self._event_seq)
         self._event_seq = seq
         if signals:
             ids = [signal.signal_id for signal in signals]

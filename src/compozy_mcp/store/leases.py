@@ -60,6 +60,10 @@ class LeaseReader(ABC):
         """Sessions with a queued turn and no lease (no daemon runs their agent)."""
 
     @abstractmethod
+    def last_event_seq(self) -> int:
+        """The highest stored event's ``seq`` (0 when there is none)."""
+
+    @abstractmethod
     def event_sessions_after(self, seq: int) -> tuple[int, set[str]]:
         """The highest stored event's ``seq`` (``seq`` when there is none after it) and the
         sessions whose events came after ``seq``."""

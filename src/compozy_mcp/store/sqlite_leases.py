@@ -58,6 +58,10 @@ class SQLiteLeaseReader(LeaseReader):
         )
         return [row["session_id"] for row in rows]
 
+    def last_event_seq(self) -> int:
+        row = self._conn.execute("SELECT MAX(seq) AS last FROM session_events").fetchone()
+        return int(row["last"] or 0)
+
     def event_sessions_after(self, seq: int) -> tuple[int, set[str]]:
         rows = list(
             self._conn.execute(
