@@ -269,3 +269,38 @@ async def test_a_queued_turn_of_a_bound_session_no_daemon_holds_is_run_here(
     assert held is not None
     assert held.daemon_id == "d-here"
     assert node.bind_unowned() == []
+
+
+async def test_start_up_checks_only_the_worktrees_under_this_daemons_home(
+    app: App, call: Caller
+) -> None:
+    """Another daemon's worktrees live under its home (maybe on another host): a daemon
+    starting does not mark them missing because it cannot see them."""
+    from compozy_mcp.store.worktrees import WorktreeRow
+
+    sid = await _session(call)
+    with app.store.read() as reader:
+        workspace_id = reader.workspaces()[0].id
+    stamp = "2026-01-01T00:00:00Z"
+    elsewhere = "/elsewhere/other-home/worktrees/ws/" + sid
+    row = WorktreeRow(
+        id="wt-other",
+        session_id=sid,
+        workspace_id=workspace_id,
+        path=elsewhere,
+        repository="/elsewhere/repo",
+        prefix="",
+        branch="compozy/other",
+        base_ref="main",
+        base_commit="0" * 40,
+        state="active",
+        created_at=stamp,
+        updated_at=stamp,
+    )
+    with app.store.write() as writer:
+        writer.put_worktree(row)
+    assert await app.sessions.recover_worktrees() == 0
+    with app.store.read() as reader:
+        kept = reader.worktree("wt-other")
+    assert kept is not None
+    assert kept.state == "active"
