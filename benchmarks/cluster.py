@@ -7,7 +7,8 @@ and failover time.
    request to the next daemon (a round-robin balancer). Calls/s, p50/p99 latency, and the CPU
    seconds each process used during the run (the daemons from ``/proc/PID/stat``, the client
    process from ``resource``): this machine's CPUs bound the client and the servers together,
-   so the CPU split shows where the time went.
+   so the CPU split shows where the time went. Before it, the daemons are left idle for 3 s:
+   the CPU an idle daemon spends per second (its poll of the store).
 2. **Failover**: two daemons with ``COMPOZY_LEASE_SECONDS`` (``--lease``); a turn runs on the
    first (the shipped ``echo`` agent, ``slow 30``); the first is killed with -9 and a prompt
    (``wait``) is sent to the second: the time from the kill to that turn's completion (the
@@ -39,6 +40,8 @@ from benchmarks.common import emit_json, machine, machine_line, percentile, scra
 
 COMPOZY = str(Path(sys.executable).with_name("compozy"))
 TICKS = os.sysconf("SC_CLK_TCK")
+#: how long the daemons are left idle to measure what their poll costs
+IDLE_S = 3.0
 
 
 def _free_port() -> int:
@@ -139,6 +142,10 @@ def measure_reads(count: int, clients: int, seconds: float) -> dict[str, Any]:
             made = http.post("/api/sessions", json={"agent_name": "bench"}).json()
         session_id = made["session"]["id"]
         asyncio.run(_load(urls, session_id, clients, min(1.0, seconds)))  # warm-up
+        # what a daemon costs idle (its poll of the store), per second
+        idle = [_cpu_seconds(process.pid) for process, _ in running]
+        time.sleep(IDLE_S)
+        idle = [_cpu_seconds(p.pid) - b for (p, _), b in zip(running, idle, strict=True)]
         before = [_cpu_seconds(process.pid) for process, _ in running]
         client_before = _client_cpu()
         began = time.perf_counter()
@@ -155,6 +162,7 @@ def measure_reads(count: int, clients: int, seconds: float) -> dict[str, Any]:
         "p99_ms": round(percentile(latencies, 0.99) * 1000, 2),
         "wall_s": round(wall, 2),
         "daemon_cpu_s": [round(value, 2) for value in used],
+        "idle_daemon_cpu_ms_per_s": round(max(idle) / IDLE_S * 1000, 1),
         "client_cpu_s": round(client_used, 2),
     }
 
@@ -173,10 +181,12 @@ def measure_failover(lease: int) -> dict[str, Any]:
             http.post(f"{first}/api/sessions/{sid}/prompt", json={"prompt": "hi", "wait": True})
             http.post(f"{first}/api/sessions/{sid}/prompt", json={"prompt": "slow 30"})
             deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
+            while True:
                 turns = http.get(f"{first}/api/sessions/{sid}/history").json()["turns"]
                 if turns[-1]["status"] == "running":
                     break
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"the slow turn never ran: {turns[-1]['status']}")
                 time.sleep(0.05)
             killed = time.monotonic()
             owner.send_signal(signal.SIGKILL)
@@ -206,6 +216,7 @@ def report(result: dict[str, Any]) -> str:
             " + ".join(str(v) for v in r["daemon_cpu_s"]),
             r["client_cpu_s"],
             r["wall_s"],
+            r["idle_daemon_cpu_ms_per_s"],
         ]
         for r in result["reads"]
     ]
@@ -219,6 +230,7 @@ def report(result: dict[str, Any]) -> str:
             "daemon CPU s",
             "client CPU s",
             "wall s",
+            "idle CPU ms/s",
         ],
         rows,
     )
