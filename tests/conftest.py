@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests import leftovers, runstats, tiers
+from tests import leftovers, loopguard, runstats, tiers
 from tests.api.support import Daemon, Home, running_daemon, short_dir
 from tests.runtime.inprocess import InProcessLauncher
 
@@ -124,10 +124,22 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
         return (yield)
 
 
+#: whether this worker has paid the first-use costs the loop guard must not see
+_WARM = [False]
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    with _no_processes_for(item):
+    if item.get_closest_marker("unit") is None:
         return (yield)
+    if not _WARM[0]:
+        loopguard.warm_up()
+        _WARM[0] = True
+    with _no_processes_for(item), loopguard.guarded() as offences:
+        outcome = yield
+    if offences and item.get_closest_marker("loop_blocking") is None:
+        pytest.fail(loopguard.verdict(offences), pytrace=False)
+    return outcome
 
 
 @pytest.fixture(scope="module")

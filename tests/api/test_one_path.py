@@ -20,6 +20,7 @@ from compozy_mcp.assembly import App, open_app
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.config import Settings
 from compozy_mcp.errors import HookDenied
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.store import SQLiteStore
 
@@ -29,29 +30,33 @@ Operation = Callable[[LocalHost, str], Awaitable[Any]]
 
 #: each session operation of the Host API, the tool it is, and its HTTP route
 OPERATIONS: dict[str, tuple[Operation, str, str]] = {
-    "compozy__session_list": (lambda host, sid: host.list_sessions({}), "GET", "/sessions"),
+    "compozy__session_list": (
+        lambda host, sid: host.call(ops.LIST_SESSIONS, {}),
+        "GET",
+        "/sessions",
+    ),
     "compozy__session_status": (
-        lambda host, sid: host.session_status(sid),
+        lambda host, sid: host.call(ops.SESSION_STATUS, {"session_id": sid}),
         "GET",
         "/sessions/{sid}",
     ),
     "compozy__session_create": (
-        lambda host, sid: host.create_session({"agent_name": "general"}),
+        lambda host, sid: host.call(ops.CREATE_SESSION, {"agent_name": "general"}),
         "POST",
         "/sessions",
     ),
     "compozy__session_archive": (
-        lambda host, sid: host.archive_session(sid),
+        lambda host, sid: host.call(ops.ARCHIVE_SESSION, {"session_id": sid}),
         "POST",
         "/sessions/{sid}/archive",
     ),
     "compozy__session_unarchive": (
-        lambda host, sid: host.unarchive_session(sid),
+        lambda host, sid: host.call(ops.UNARCHIVE_SESSION, {"session_id": sid}),
         "POST",
         "/sessions/{sid}/unarchive",
     ),
     "compozy__session_delete": (
-        lambda host, sid: host.delete_session(sid),
+        lambda host, sid: host.call(ops.DELETE_SESSION, {"session_id": sid}),
         "DELETE",
         "/sessions/{sid}",
     ),
@@ -60,7 +65,7 @@ OPERATIONS: dict[str, tuple[Operation, str, str]] = {
 
 @pytest.fixture
 async def session(app: App) -> str:
-    created = await LocalHost(app).create_session({"agent_name": "general"})
+    created = await LocalHost(app).call(ops.CREATE_SESSION, {"agent_name": "general"})
     session_id: str = created["session"]["id"]
     return session_id
 
@@ -124,7 +129,9 @@ async def test_the_routes_still_return_complete_records_past_the_result_budget(
     with open_app(small, store=SQLiteStore.memory(), clock=clock) as app:
         host = LocalHost(app)
         for index in range(20):
-            await host.create_session({"agent_name": "general", "name": f"session {index:03d}"})
+            await host.call(
+                ops.CREATE_SESSION, {"agent_name": "general", "name": f"session {index:03d}"}
+            )
         transport = httpx2.ASGITransport(app=api_app(host, document))
         async with httpx2.AsyncClient(transport=transport, base_url="http://localhost") as http:
             response = await http.get("/sessions", params={"limit": 50})

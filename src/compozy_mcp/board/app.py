@@ -21,6 +21,7 @@ from compozy_mcp.board.render import (
     waiting_text,
 )
 from compozy_mcp.errors import CompozyError
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.local import LocalHost
 
 #: no inline script, no inline style, nothing from another origin, never framed
@@ -89,7 +90,7 @@ class Board:
         for wanted in (False, True) if archived else (False,):
             filters = {"limit": PAGE, "archived": wanted}
             while len(found) < MAX_CARDS:
-                page = await self.host.list_sessions(filters)
+                page = await self.host.call(ops.LIST_SESSIONS, filters)
                 found.extend(page["sessions"])
                 if "next_cursor" not in page:
                     break
@@ -123,12 +124,14 @@ class Board:
             return self.on_error(error)
 
     async def session_detail(self, session_id: str) -> str:
-        session = (await self.host.session_status(session_id))["session"]
-        page = await self.host.session_events(session_id, {"cursor": 0, "limit": TRANSCRIPT_EVENTS})
+        session = (await self.host.call(ops.SESSION_STATUS, {"session_id": session_id}))["session"]
+        page = await self.host.call(
+            ops.SESSION_EVENTS, {"cursor": 0, "limit": TRANSCRIPT_EVENTS, "session_id": session_id}
+        )
         events = [transcript_line(event) for event in page["events"]]
         diff = None
         if session.get("worktree") is not None:
-            diff = patch_text(await self.host.session_diff(session_id))
+            diff = patch_text(await self.host.call(ops.SESSION_DIFF, {"session_id": session_id}))
         return _templates.get_template("session_detail.html").render(
             s=session,
             events=events,
@@ -142,7 +145,7 @@ class Board:
 
     async def loops_fragment(self, request: Request) -> Response:
         try:
-            runs = (await self.host.list_loop_runs({}))["runs"]
+            runs = (await self.host.call(ops.LIST_LOOP_RUNS, {}))["runs"]
         except CompozyError as error:
             return self.on_error(error)
         return _page(_templates.get_template("loop_runs.html").render(runs=runs))

@@ -7,9 +7,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from compozy_mcp.cli.options import output_options
+from compozy_mcp.cli.options import operation_command, output_options
 from compozy_mcp.cli.output import emit, is_document
 from compozy_mcp.cli.reporting import EXIT_OK
+from compozy_mcp.hostapi import operations as ops
 
 if TYPE_CHECKING:
     from compozy_mcp.cli.context import Context
@@ -18,12 +19,7 @@ if TYPE_CHECKING:
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     store = commands.add_parser("store", help="keep the store small")
     sub = store.add_subparsers(dest="store_command", metavar="SUBCOMMAND", required=True)
-    output_options(
-        sub.add_parser(
-            "vacuum",
-            help="stop expired sessions, delete expired artifacts, rebuild the database",
-        )
-    )
+    output_options(operation_command(sub, ops.VACUUM_STORE))
 
 
 def _mib(count: int) -> str:
@@ -31,7 +27,7 @@ def _mib(count: int) -> str:
 
 
 def run(args: argparse.Namespace, context: Context) -> int:
-    payload = context.call(lambda host: host.vacuum_store())
+    payload = context.call(lambda host: host.call(ops.VACUUM_STORE, {}))
     if is_document(args):
         emit(args, payload)
         return EXIT_OK

@@ -8,9 +8,10 @@ import argparse
 from typing import Any
 
 from compozy_mcp.cli.context import Context
-from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.options import Command, operation_command, output_options
 from compozy_mcp.cli.output import Column, Style, emit, state_colour, table
 from compozy_mcp.cli.reporting import EXIT_OK
+from compozy_mcp.hostapi import operations as ops
 
 TASK_TABLE = (
     Column.key("ID", "task_id"),
@@ -46,7 +47,7 @@ def _lines(task: dict[str, Any]) -> list[str]:
 
 
 def _show(args: argparse.Namespace, context: Context, operation: str, fields: Any) -> int:
-    payload = context.call(lambda host: host.task(operation, fields))
+    payload = context.call(lambda host: host.call(ops.BY_NAME[f"task_{operation}"], fields))
 
     def readable(_style: Style) -> str:
         if "task" not in payload:
@@ -65,7 +66,7 @@ def list_tasks(args: argparse.Namespace, context: Context) -> int:
     filters = _given(
         workspace_id=args.workspace, label=args.label, states=args.state, limit=args.limit
     )
-    page = context.call(lambda host: host.task("list", filters))
+    page = context.call(lambda host: host.call(ops.TASK_LIST, filters))
 
     def readable(style: Style) -> str:
         rows = page["tasks"]
@@ -108,8 +109,8 @@ def claim(args: argparse.Namespace, context: Context) -> int:
 
 def heartbeat(args: argparse.Namespace, context: Context) -> int:
     payload = context.call(
-        lambda host: host.task(
-            "run_heartbeat", _given(run_id=args.run_id, lease_seconds=args.lease)
+        lambda host: host.call(
+            ops.TASK_RUN_HEARTBEAT, _given(run_id=args.run_id, lease_seconds=args.lease)
         )
     )
     run = payload["run"]
@@ -179,7 +180,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     sub = task.add_subparsers(dest="task_command", metavar="SUBCOMMAND", required=True)
 
-    cmd = sub.add_parser("list", help="list tasks in the order they are claimed")
+    cmd = operation_command(sub, ops.TASK_LIST)
     cmd.add_argument("--workspace", metavar="ID", help="only this workspace's tasks")
     cmd.add_argument(
         "--state",
@@ -192,55 +193,43 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     cmd.add_argument("--limit", type=int, help="at most this many (default 200)")
     output_options(cmd)
 
-    cmd = sub.add_parser("show", help="one task with its runs and reviews")
-    cmd.add_argument("task_id", metavar="ID", help="the task (task-...)")
+    cmd = operation_command(sub, ops.TASK_STATUS)
     output_options(cmd)
 
-    cmd = sub.add_parser("create", help="queue a task (it starts todo)")
+    cmd = operation_command(sub, ops.TASK_CREATE)
     _task_options(cmd, title_required=True)
     cmd.add_argument("--workspace", metavar="ID", help="its workspace (default: the default one)")
     output_options(cmd)
 
-    cmd = sub.add_parser("update", help="change a task that is not done or cancelled")
-    cmd.add_argument("task_id", metavar="ID", help="the task (task-...)")
+    cmd = operation_command(sub, ops.TASK_UPDATE)
     _task_options(cmd, title_required=False)
     output_options(cmd)
 
-    cmd = sub.add_parser("cancel", help="cancel a task (a run working on it ends)")
-    cmd.add_argument("task_id", metavar="ID", help="the task (task-...)")
+    cmd = operation_command(sub, ops.TASK_CANCEL)
     output_options(cmd)
 
-    cmd = sub.add_parser("claim", help="claim the next todo task of a session's workspace for it")
+    cmd = operation_command(sub, ops.TASK_CLAIM_NEXT)
     cmd.add_argument("--session", required=True, metavar="ID", help="the session that works it")
     cmd.add_argument("--lease", type=int, metavar="SECONDS", help="how long the claim lasts")
     output_options(cmd)
 
-    cmd = sub.add_parser("heartbeat", help="extend a run's claim")
-    cmd.add_argument("run_id", metavar="RUN", help="the run (trun-...)")
+    cmd = operation_command(sub, ops.TASK_RUN_HEARTBEAT)
     cmd.add_argument("--lease", type=int, metavar="SECONDS", help="how long the claim lasts")
     output_options(cmd)
 
-    cmd = sub.add_parser(
-        "complete", help="deliver a run's work for review (the task goes in_review)"
-    )
-    cmd.add_argument("run_id", metavar="RUN", help="the run (trun-...)")
+    cmd = operation_command(sub, ops.TASK_RUN_COMPLETE)
     cmd.add_argument("--summary", "-m", required=True, help="what was done")
     cmd.add_argument("--commit", help="the commit that holds the work")
     output_options(cmd)
 
-    cmd = sub.add_parser("fail", help="end a run as failed (the task goes back to todo)")
-    cmd.add_argument("run_id", metavar="RUN", help="the run (trun-...)")
+    cmd = operation_command(sub, ops.TASK_RUN_FAIL)
     cmd.add_argument("--reason", required=True, help="why it failed")
     output_options(cmd)
 
-    cmd = sub.add_parser("release", help="give a claimed task back (it goes back to todo)")
-    cmd.add_argument("run_id", metavar="RUN", help="the run (trun-...)")
+    cmd = operation_command(sub, ops.TASK_RUN_RELEASE)
     output_options(cmd)
 
-    cmd = sub.add_parser(
-        "review", help="accept a task's delivery, or request changes with comments"
-    )
-    cmd.add_argument("task_id", metavar="ID", help="the task (task-...)")
+    cmd = operation_command(sub, ops.TASK_REVIEW)
     verdict = cmd.add_mutually_exclusive_group(required=True)
     verdict.add_argument("--accept", action="store_true", help="accept it (done)")
     verdict.add_argument(
