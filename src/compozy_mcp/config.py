@@ -13,6 +13,9 @@ from compozy_mcp.errors import ConfigError
 
 DAY = 86_400
 ENV_PERMISSION_MODE = "COMPOZY_PERMISSION_MODE"
+ENV_STORE = "COMPOZY_STORE"
+#: the SQLite store's file, in the home
+DATABASE_FILE = "compozy.db"
 #: as in compozy_mcp.approvals.modes (this module sits below it)
 PERMISSION_MODES = ("default", "accept_edits", "bypass", "plan")
 
@@ -154,10 +157,14 @@ class Settings:
     #: the permission mode of sessions that have none set (``COMPOZY_PERMISSION_MODE``):
     #: default, accept_edits, bypass or plan (docs/approvals.md)
     permission_mode: str = "default"
+    #: the PostgreSQL database the store is in (``COMPOZY_STORE``, ``serve --store``): its
+    #: URL; ``None``: the SQLite file in the home (docs/deployment.md)
+    store: str | None = None
 
     @property
     def db_path(self) -> Path:
-        return self.home / "compozy.db"
+        """The SQLite store's file (when ``store`` names no PostgreSQL database)."""
+        return self.home / DATABASE_FILE
 
     @property
     def skills_dir(self) -> Path:
@@ -174,6 +181,7 @@ class Settings:
                 f"{ENV_PERMISSION_MODE} must be one of {', '.join(PERMISSION_MODES)}, got {mode!r}"
             )
         return cls(
+            store=env.get(ENV_STORE, "").strip() or None,
             permission_mode=mode,
             home=Path(home_text).expanduser(),
             default_workspace_path=Path(workspace).expanduser() if workspace else None,

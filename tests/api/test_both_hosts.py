@@ -142,3 +142,23 @@ async def test_every_host_walks_a_task_the_same(host: Any) -> None:
     with pytest.raises(CompozyError) as caught:
         await host.call(ops.BY_NAME["task_status"], {"task_id": "task-nope"})
     assert (caught.value.code, str(caught.value.reason)) == ("not_found", "not_found")
+
+
+async def test_every_host_sets_shows_and_wakes_a_heartbeat_the_same(host: Any) -> None:
+    """Issue 27: a session's heartbeat through either host, with the policy it runs under."""
+    session = (await host.create_session({"agent_name": "general"}))["session"]["id"]
+    given = {"session_id": session, "cron": "0 9 * * 1-5", "quiet_hours": "22:00-06:00"}
+    beat = (await host.call(ops.BY_NAME["heartbeat_set"], given))["heartbeat"]
+    assert (beat["cron"], beat["quiet_hours"], beat["enabled"]) == (
+        "0 9 * * 1-5",
+        "22:00-06:00",
+        True,
+    )
+    shown = (await host.call(ops.BY_NAME["heartbeat_status"], {"session_id": session}))["heartbeat"]
+    assert shown["snapshot_id"] == beat["snapshot_id"]
+    assert shown["prompt"]  # the full record
+    woken = (await host.call(ops.BY_NAME["heartbeat_wake"], {"session_id": session}))["heartbeat"]
+    assert woken["last_outcome"] in ("woken", "skipped_busy")
+    with pytest.raises(CompozyError) as caught:
+        await host.call(ops.BY_NAME["heartbeat_set"], {"session_id": session, "cron": "61 * * * *"})
+    assert (caught.value.code, str(caught.value.reason)) == ("tool_invalid_input", "schema_invalid")

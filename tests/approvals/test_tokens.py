@@ -9,6 +9,7 @@ import hashlib
 from typing import Any
 
 import pytest
+from tests import pg
 from tests.approvals.support import AGENT, RENAME, agent_session, pending, scope
 from tests.conftest import Caller
 
@@ -26,7 +27,8 @@ from compozy_mcp.errors import (
 from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.local import LocalHost
 
-pytestmark = pytest.mark.anyio
+#: on each engine (PostgreSQL in the postgres tier)
+pytestmark = [pytest.mark.anyio, pg.on_both_engines]
 
 
 def rename(name: str, **extra: Any) -> dict[str, Any]:

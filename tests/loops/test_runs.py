@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests import pg
 from tests.conftest import Caller
 from tests.loops.support import gate, graph, status_node, tool, transform
 
@@ -16,7 +17,8 @@ from compozy_mcp.assembly import App
 from compozy_mcp.calls import scope_of
 from compozy_mcp.errors import ResourceNotFound, ToolConflict, ToolDenied, ToolInvalidInput
 
-pytestmark = pytest.mark.anyio
+#: on each engine (PostgreSQL in the postgres tier)
+pytestmark = [pytest.mark.anyio, pg.on_both_engines]
 
 THREE_NODES = graph(
     status_node(view="full"),

@@ -20,7 +20,13 @@ from compozy_mcp.api.routes import MAX_BODY_BYTES
 from compozy_mcp.hostapi import bodies
 from compozy_mcp.hostapi.inputs import SESSION_CREATE, input_schema
 from compozy_mcp.hostapi.operation import Body, Operation, Param
-from compozy_mcp.hostapi.operations import INVOKE, OPERATIONS, SESSION_EVENTS, TASK_OPERATIONS
+from compozy_mcp.hostapi.operations import (
+    HEARTBEAT_OPERATIONS,
+    INVOKE,
+    OPERATIONS,
+    SESSION_EVENTS,
+    TASK_OPERATIONS,
+)
 from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.native import build_registry
 from compozy_mcp.native.agent_tools import (
@@ -410,11 +416,11 @@ def _paths() -> dict[str, Any]:
 
 
 def _task_schemas() -> dict[str, Schema]:
-    """Each task operation's body (the tool's input less the path's id and the view) and
-    response (the tool's full record)."""
+    """Each task and heartbeat operation's body (the tool's input less the path's id and the
+    view) and response (the tool's full record)."""
     registry = build_registry()
     schemas: dict[str, Schema] = {}
-    for operation in TASK_OPERATIONS:
+    for operation in TASK_OPERATIONS + HEARTBEAT_OPERATIONS:
         assert operation.tool_id is not None
         tool = registry.get(operation.tool_id)
         schemas[operation.response] = dict(tool.definition.output_schema)

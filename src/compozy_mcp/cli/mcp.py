@@ -186,7 +186,7 @@ def _add(args: argparse.Namespace, context: Context) -> int:
     definition = _definition(args)
     config = _file(args.scope, args, context)
     if args.scope == "user":
-        from compozy_mcp.store.sqlite import private_dir
+        from compozy_mcp.store.private_files import private_dir
 
         # the first command may be this one: $COMPOZY_HOME holds every session's transcript
         private_dir(context.settings().home)

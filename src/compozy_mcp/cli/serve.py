@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,6 +56,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "$COMPOZY_WORKSPACE or the current directory)",
     )
     serve.add_argument(
+        "--store",
+        metavar="URL",
+        help="the PostgreSQL database to keep everything in, several daemons may share it "
+        "(postgresql://USER@HOST/DB; default: $COMPOZY_STORE, else the SQLite file in the "
+        "home); docs/deployment.md",
+    )
+    serve.add_argument(
         "--advertise",
         metavar="URL",
         help="this daemon is one of several on one store, behind a balancer, reached at this "
@@ -85,6 +93,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
     from compozy_mcp.credentials import is_session_credential
     from compozy_mcp.http_limits import HttpDeadlines
     from compozy_mcp.proxy.discovery import Discovery
+    from compozy_mcp.store.open import check_spec
     from compozy_mcp.upstream.asking import EVERY_CAPABILITY
 
     tcp, uds = not args.no_tcp, not args.no_uds
@@ -106,6 +115,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
     if args.advertise is not None and not args.advertise.startswith(("http://", "https://")):
         raise InvalidRequest(f"--advertise must be an http(s):// URL, got {args.advertise!r}")
     settings = context.settings()
+    if args.store:
+        settings = replace(settings, store=check_spec(args.store))
     path = Path(args.uds).expanduser() if args.uds else settings.home / SOCKET_NAME
 
     sockets: list[socket.socket] = []

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, cast
 
@@ -38,6 +38,7 @@ from compozy_mcp.hostapi.operation import Operation, R
 from compozy_mcp.info.descriptors import descriptor
 from compozy_mcp.loops.redaction import redact_result
 from compozy_mcp.reasons import Reason
+from compozy_mcp.sessions.turn_record import COMPACT_TURN_FIELDS, turn_record
 
 #: events a follower reads at once, and how long it waits for news before it looks anyway
 PAGE = 500
@@ -235,6 +236,21 @@ class LocalHost:
         if self._mcp_servers is None:
             return {"servers": []}
         return self._mcp_servers.listing()
+
+    # --- the board's reads ----------------------------------------------------------------
+
+    async def last_turns(self, session_ids: Sequence[str]) -> dict[str, Payload]:
+        """The compact record of the last turn of each of ``session_ids`` that has one, as the
+        operator sees it (the board's cards: status, summary, when it ended)."""
+        turns = self.app.sessions.last_turns(session_ids)
+        return {
+            session_id: {
+                name: value
+                for name, value in turn_record(turn).items()
+                if name in COMPACT_TURN_FIELDS
+            }
+            for session_id, turn in turns.items()
+        }
 
     # --- events --------------------------------------------------------------------------------
 

@@ -598,6 +598,42 @@ LOOP_RUN_STATUS: Operation[s.LoopRunResponse] = Operation(
 # --- tasks: the compozy__task_* tools, their full records ------------------------------------
 
 
+def _tool_operation(
+    tool_id: str,
+    name: str,
+    method: str,
+    path: str,
+    operation_id: str,
+    summary: str,
+    cli: Cli,
+    *,
+    status: int = 200,
+    query: tuple[Param, ...] = (),
+) -> Operation[s.Payload]:
+    """A tool as a resource, called as the operator: the path's id and the body (or the query)
+    are its input, its full record the answer; ``<OperationId>Request`` and ``...Response``
+    name its body's and answer's schemas."""
+    body = Body.OPTIONAL if method in ("POST", "PUT", "PATCH") else Body.NONE
+    prefix = operation_id[0].upper() + operation_id[1:]
+    return Operation(
+        name,
+        method,
+        path,
+        operation_id,
+        summary,
+        tool_id=tool_id,
+        query=query,
+        unknown_query="is not a filter of tasks" if query else None,
+        body=body,
+        body_drops=("result_view",),
+        status=status,
+        request=f"{prefix}Request" if body is Body.OPTIONAL else None,
+        response=f"{prefix}Response",
+        errors=(400, 404, 409, 422) if body is Body.OPTIONAL else (400, 404),
+        cli=cli,
+    )
+
+
 def _task(
     name: str,
     method: str,
@@ -609,24 +645,16 @@ def _task(
     status: int = 200,
     query: tuple[Param, ...] = (),
 ) -> Operation[s.Payload]:
-    body = Body.OPTIONAL if method in ("POST", "PATCH") else Body.NONE
-    prefix = operation_id[0].upper() + operation_id[1:]
-    return Operation(
+    return _tool_operation(
+        f"compozy__task_{name}",
         f"task_{name}",
         method,
         path,
         operation_id,
         summary,
-        tool_id=f"compozy__task_{name}",
-        query=query,
-        unknown_query="is not a filter of tasks" if query else None,
-        body=body,
-        body_drops=("result_view",),
+        cli,
         status=status,
-        request=f"{prefix}Request" if body is Body.OPTIONAL else None,
-        response=f"{prefix}Response",
-        errors=(400, 404, 409, 422) if body is Body.OPTIONAL else (400, 404),
-        cli=cli,
+        query=query,
     )
 
 
@@ -746,6 +774,44 @@ TASK_OPERATIONS: tuple[Operation[s.Payload], ...] = (
     TASK_RUN_RELEASE,
 )
 
+# --- heartbeats: the compozy__agent_heartbeat_* tools, their full records ----------------------
+
+HEARTBEAT_STATUS = _tool_operation(
+    "compozy__agent_heartbeat_status",
+    "heartbeat_status",
+    "GET",
+    "/sessions/{session_id}/heartbeat",
+    "heartbeatStatus",
+    "A session's heartbeat: the policy its wakes run under, the next wake, the last outcome.",
+    Cli("heartbeat show", "a session's heartbeat: policy, schedule, last wake"),
+)
+HEARTBEAT_SET = _tool_operation(
+    "compozy__agent_heartbeat_set",
+    "heartbeat_set",
+    "PUT",
+    "/sessions/{session_id}/heartbeat",
+    "setHeartbeat",
+    "Give a session a heartbeat (an interval or a cron expression, a prompt, quiet hours).",
+    Cli(
+        "heartbeat set",
+        "give a session a heartbeat (an interval or a cron schedule, a prompt)",
+    ),
+)
+HEARTBEAT_WAKE = _tool_operation(
+    "compozy__agent_heartbeat_wake",
+    "heartbeat_wake",
+    "POST",
+    "/sessions/{session_id}/heartbeat/wake",
+    "wakeHeartbeat",
+    "Wake a session now with its heartbeat prompt (skipped while a turn runs).",
+    Cli("heartbeat wake", "wake a session now (skipped while a turn runs)"),
+)
+HEARTBEAT_OPERATIONS: tuple[Operation[s.Payload], ...] = (
+    HEARTBEAT_WAKE,
+    HEARTBEAT_STATUS,
+    HEARTBEAT_SET,
+)
+
 #: every operation, in the routes' matching order
 OPERATIONS: tuple[Operation[Any], ...] = (
     LIST_TOOLS,
@@ -762,6 +828,7 @@ OPERATIONS: tuple[Operation[Any], ...] = (
     SESSION_HISTORY,
     SESSION_EVENTS,
     APPROVE_SESSION,
+    *HEARTBEAT_OPERATIONS,
     SESSION_DIFF,
     MERGE_SESSION,
     OPEN_PULL_REQUEST,

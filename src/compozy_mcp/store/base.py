@@ -456,6 +456,10 @@ class StoreWriter(
 class Store(ABC):
     """A database: open snapshots to read, transactions to write."""
 
+    #: whether a read waits on another process (a database server): such reads are run off
+    #: the event loop; an embedded store's reads are fast enough to run on it
+    reads_wait_on_a_server: bool = False
+
     @abstractmethod
     def read(self) -> AbstractContextManager[StoreReader]: ...
 

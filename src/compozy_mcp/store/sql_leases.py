@@ -1,13 +1,13 @@
-"""The SQLite side of :mod:`compozy_mcp.store.leases`. The statements are plain SQL that
-PostgreSQL runs as well (``ON CONFLICT ... DO UPDATE ... WHERE``; ``?`` marks become ``%s``)."""
+"""The SQL of :mod:`compozy_mcp.store.leases`, both engines (``INSERT ... ON CONFLICT ... DO
+UPDATE ... WHERE`` and ``||`` are plain SQL both run)."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import astuple, fields
 
 from compozy_mcp.store.leases import LeaseReader, LeaseRow, LeaseWriter, SignalRow
+from compozy_mcp.store.sql import SQLConnection
 
 _LEASE = ", ".join(f.name for f in fields(LeaseRow))
 _SIGNAL = ", ".join(f.name for f in fields(SignalRow))
@@ -15,8 +15,8 @@ _SIGNAL = ", ".join(f.name for f in fields(SignalRow))
 _CHUNK = 500
 
 
-class SQLiteLeaseReader(LeaseReader):
-    _conn: sqlite3.Connection
+class SQLLeaseReader(LeaseReader):
+    _conn: SQLConnection
 
     def lease(self, lease_key: str) -> LeaseRow | None:
         row = self._conn.execute(
@@ -75,7 +75,7 @@ class SQLiteLeaseReader(LeaseReader):
         return max(int(row["last"]) for row in rows), {row["session_id"] for row in rows}
 
 
-class SQLiteLeaseWriter(SQLiteLeaseReader, LeaseWriter):
+class SQLLeaseWriter(SQLLeaseReader, LeaseWriter):
     def claim_lease(self, row: LeaseRow, now: int) -> LeaseRow:
         self._conn.execute(
             f"INSERT INTO leases ({_LEASE}) VALUES (?, ?, ?, ?, ?) "
