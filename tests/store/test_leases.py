@@ -1,32 +1,25 @@
-"""The store's part of several daemons on one store (migration 12): leases taken only when free,
-expired or already held; renewed and dropped only by their holder; signals taken once; the two
-reads an owner polls with."""
+"""The store's part of several daemons on one store (migration 13), on each engine: leases
+taken only when free, expired or already held (by one of three stores claiming at once);
+renewed and dropped only by their holder; signals taken once; the reads an owner polls with."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from tests import pg
 
-from compozy_mcp.store import SQLiteStore
+from compozy_mcp.store import Store
 from compozy_mcp.store.base import SessionEventRow
 from compozy_mcp.store.leases import LeaseRow, SignalRow
-
-
-@pytest.fixture
-def store() -> Iterator[SQLiteStore]:
-    made = SQLiteStore.memory()
-    try:
-        yield made
-    finally:
-        made.close()
 
 
 def _lease(daemon: str, expires: int, key: str = "session:s1") -> LeaseRow:
     return LeaseRow(key, daemon, f"http://{daemon}:1", expires, expires - 100)
 
 
-def test_a_lease_is_taken_when_free_kept_from_others_until_it_expires(store: SQLiteStore) -> None:
+def test_a_lease_is_taken_when_free_kept_from_others_until_it_expires(store: Store) -> None:
     with store.write() as writer:
         assert writer.claim_lease(_lease("a", 1_100), now=1_000) == _lease("a", 1_100)
         # another daemon is refused while it runs, and told who holds it
@@ -39,7 +32,7 @@ def test_a_lease_is_taken_when_free_kept_from_others_until_it_expires(store: SQL
         assert (taken.daemon_id, taken.acquired_at) == ("b", 1_300)
 
 
-def test_only_the_holder_renews_or_drops_a_lease(store: SQLiteStore) -> None:
+def test_only_the_holder_renews_or_drops_a_lease(store: Store) -> None:
     with store.write() as writer:
         writer.claim_lease(_lease("a", 1_100), now=1_000)
         writer.claim_lease(_lease("b", 1_100, key="session:s2"), now=1_000)
@@ -52,7 +45,7 @@ def test_only_the_holder_renews_or_drops_a_lease(store: SQLiteStore) -> None:
         assert [row.lease_key for row in writer.leases()] == ["session:s2"]
 
 
-def test_signals_are_for_one_daemon_in_order_and_taken_once(store: SQLiteStore) -> None:
+def test_signals_are_for_one_daemon_in_order_and_taken_once(store: Store) -> None:
     rows = [
         SignalRow("sig-2", "a", "s1", "permission_answer", '{"decision":"x"}', 20),
         SignalRow("sig-1", "a", "s1", "cancel", "{}", 10),
@@ -69,7 +62,7 @@ def test_signals_are_for_one_daemon_in_order_and_taken_once(store: SQLiteStore) 
         assert [s.signal_id for s in writer.signals("b")] == ["sig-3"]
 
 
-def test_events_after_a_sequence_name_their_sessions(store: SQLiteStore) -> None:
+def test_events_after_a_sequence_name_their_sessions(store: Store) -> None:
     with store.read() as reader:
         assert reader.event_sessions_after(0) == (0, set())
         assert reader.last_event_seq() == 0
@@ -85,3 +78,24 @@ def test_events_after_a_sequence_name_their_sessions(store: SQLiteStore) -> None
         assert sessions == {"s1", "s2"}
         assert reader.event_sessions_after(last - 1) == (last, {"s1"})
         assert reader.event_sessions_after(last) == (last, set())
+
+
+@pytest.mark.parametrize("engine", pg.ENGINES)
+def test_of_three_stores_claiming_one_free_lease_at_once_one_holds_it(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    with pg.stores_on(engine, request, 3) as stores:
+        start = threading.Barrier(len(stores))
+
+        def claim(index: int) -> str:
+            start.wait(timeout=30)
+            with stores[index].write() as writer:
+                return writer.claim_lease(_lease(f"d{index}", 5_000), now=1_000).daemon_id
+
+        with ThreadPoolExecutor(max_workers=len(stores)) as pool:
+            holders = list(pool.map(claim, range(len(stores))))
+        assert len(set(holders)) == 1  # every store was told the same holder
+        with stores[0].read() as reader:
+            held = reader.lease("session:s1")
+        assert held is not None
+        assert held.daemon_id == holders[0]
