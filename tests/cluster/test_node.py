@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+from tests import pg
 from tests.conftest import Caller
 
 from compozy_mcp.assembly import App
@@ -17,7 +18,7 @@ from compozy_mcp.cluster import ClusterNode, DaemonIdentity
 from compozy_mcp.cluster.node import EVERY_LEASE_EXPIRED, session_key
 from compozy_mcp.store.leases import LeaseRow
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pg.on_both_engines]
 
 PEER = "d-peer"
 LEASE_MS = 15_000
