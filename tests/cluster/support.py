@@ -1,6 +1,7 @@
 """Several ``compozy serve`` processes on one store: each daemon has a home of its own (its
-socket, pid files, logs, daemon id) and every home's ``compozy.db`` is the first one's (a
-symbolic link: SQLite opens the file it points at, and keeps its WAL beside it)."""
+socket, pid files, logs, daemon id) and one store: a PostgreSQL database (``COMPOZY_STORE``),
+or else the first home's SQLite file (every other home's ``compozy.db`` a symbolic link to it:
+SQLite opens the file it points at, and keeps its WAL beside it)."""
 
 from __future__ import annotations
 
@@ -26,15 +27,20 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def one_store_daemons(root: Path, count: int, **env: str) -> Iterator[list[Daemon]]:
-    """``count`` daemons on one SQLite store, each ``--advertise``\\ d (one of several behind a
-    balancer); all stopped (SIGTERM, or killed past the deadline) when the block ends."""
+def one_store_daemons(
+    root: Path, count: int, store_url: str | None = None, **env: str
+) -> Iterator[list[Daemon]]:
+    """``count`` daemons on one store (the PostgreSQL database at ``store_url``, else SQLite),
+    each ``--advertise``\\ d (one of several behind a balancer); all stopped (SIGTERM, or
+    killed past the deadline) when the block ends."""
+    if store_url is not None:
+        env = {**env, "COMPOZY_STORE": store_url}
     homes = [Home.make(root / f"d{index + 1}").with_env(**env) for index in range(count)]
     with contextlib.ExitStack() as stack:
         daemons: list[Daemon] = []
         for index, home in enumerate(homes):
             home.path.mkdir(parents=True, exist_ok=True)
-            if index:
+            if index and store_url is None:
                 (home.path / "compozy.db").symlink_to(homes[0].path / "compozy.db")
             port = free_port()
             address = f"http://127.0.0.1:{port}"

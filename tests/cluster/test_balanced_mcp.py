@@ -40,12 +40,12 @@ class RoundRobin(httpx2.AsyncBaseTransport):
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_a_client_alternating_between_two_daemons_is_served_by_both(
-    tmp_path: Path, mode: Any
+    tmp_path: Path, mode: Any, store_url: str | None
 ) -> None:
     from mcp.client import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    with one_store_daemons(tmp_path, 2) as daemons:
+    with one_store_daemons(tmp_path, 2, store_url) as daemons:
         ports = [httpx2.URL(str(d.url)).port or 0 for d in daemons]
         with daemons[0].client() as http:
             made = http.post("/api/sessions", json={"agent_name": "g"}).json()["session"]

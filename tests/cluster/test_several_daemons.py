@@ -1,4 +1,5 @@
-"""Issue 28, items 2-4 on SQLite: several daemons on one store. A session made on one daemon,
+"""Issue 28, items 2-4: several daemons on one store (SQLite, and PostgreSQL in the postgres
+tier). A session made on one daemon,
 prompted on another, its permission request answered on a third; a cancel taken by a daemon
 that does not run the agent; events of a turn streamed by a daemon that does not run it; a
 one-shot token replayed through three daemons at once; the owner killed with -9 mid-turn and
@@ -60,8 +61,10 @@ def _follow(daemon: Daemon, session_id: str, frames: list[dict[str, Any]]) -> th
     return follower
 
 
-def test_made_on_one_daemon_prompted_on_another_answered_on_a_third(tmp_path: Path) -> None:
-    with one_store_daemons(tmp_path, 3) as (first, second, third):
+def test_made_on_one_daemon_prompted_on_another_answered_on_a_third(
+    tmp_path: Path, store_url: str | None
+) -> None:
+    with one_store_daemons(tmp_path, 3, store_url) as (first, second, third):
         identities = []
         for daemon in (first, second, third):
             with daemon.client() as http:
@@ -136,8 +139,10 @@ def test_made_on_one_daemon_prompted_on_another_answered_on_a_third(tmp_path: Pa
         wait_for(lambda: children(second.process.pid) == set(), "the owner to end its agent")
 
 
-def test_the_owner_killed_mid_turn_is_taken_over_once_its_lease_expires(tmp_path: Path) -> None:
-    with one_store_daemons(tmp_path, 2, COMPOZY_LEASE_SECONDS="2") as (owner, other):
+def test_the_owner_killed_mid_turn_is_taken_over_once_its_lease_expires(
+    tmp_path: Path, store_url: str | None
+) -> None:
+    with one_store_daemons(tmp_path, 2, store_url, COMPOZY_LEASE_SECONDS="2") as (owner, other):
         sid = _create(owner)
         assert _prompt(owner, sid, "hi", wait=True)["turn"]["status"] == "completed"
         cut = _prompt(owner, sid, "slow 30")["turn"]["turn_id"]
@@ -172,8 +177,10 @@ RENAME = "compozy__session_rename"
 EXIT_APPROVAL = 7
 
 
-def test_one_token_replayed_through_three_daemons_at_once_runs_once(tmp_path: Path) -> None:
-    with one_store_daemons(tmp_path, 3, COMPOZY_PERMISSION_MODE="default") as daemons:
+def test_one_token_replayed_through_three_daemons_at_once_runs_once(
+    tmp_path: Path, store_url: str | None
+) -> None:
+    with one_store_daemons(tmp_path, 3, store_url, COMPOZY_PERMISSION_MODE="default") as daemons:
         target = ("--url", str(daemons[0].url))
         env = {"PATH": "/usr/bin:/bin", "COMPOZY_HOME": str(tmp_path / "cli-home")}
         base = [str(COMPOZY)]
