@@ -24,7 +24,7 @@ import logging
 import os
 import secrets
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
@@ -92,6 +92,19 @@ def _pid_alive(owner: str | None) -> bool:
     return True
 
 
+class RunPlacement(Protocol):
+    """Several daemons on one store (:mod:`compozy_mcp.cluster`): a run is advanced by the
+    daemon that holds its lease, one at a time."""
+
+    async def claim_run(self, run_id: str) -> bool:
+        """Take the run's lease unless another live daemon holds it."""
+
+    async def hold_run(self, run_id: str) -> None:
+        """This daemon drives the run from now on (a start or a gate's answer here)."""
+
+    async def release_run(self, run_id: str) -> None: ...
+
+
 class LoopService:
     def __init__(
         self,
@@ -114,6 +127,12 @@ class LoopService:
         self.definitions = LoopDefinitions(store, tools, sessions, self.now, offload, self._limits)
         self._records = RunRecords(store, tools, sessions, offload)
         self._cancelling: set[str] = set()
+        #: several daemons on one store: who drives which run (``None``: this process alone)
+        self.placement: RunPlacement | None = None
+
+    def driven_runs(self) -> list[str]:
+        """The runs this process drives now."""
+        return sorted(self._tasks)
 
     def attach(self, caller: ToolCaller) -> None:
         """The dispatch path tool nodes call through (built after the services)."""
@@ -239,6 +258,18 @@ class LoopService:
         return task
 
     async def _drive(self, runner: Runner) -> None:
+        run_id = runner.doc["run_id"]
+        if self.placement is None:
+            await self._advance(runner)
+            return
+        await self.placement.hold_run(run_id)
+        try:
+            await self._advance(runner)
+        finally:
+            with contextlib.suppress(Exception):  # an unreachable store: the lease expires
+                await shielded(self.placement.release_run(run_id))
+
+    async def _advance(self, runner: Runner) -> None:
         run_id = runner.doc["run_id"]
         try:
             await runner.run()
@@ -401,7 +432,7 @@ class LoopService:
         interrupted: list[str] = []
         failed: list[str] = []
         for row in rows:
-            if row.id in self._tasks or (row.owner != self.owner and _pid_alive(row.owner)):
+            if row.id in self._tasks or not await self._resumable(row):
                 continue
             if OVERSIZED in row.doc:
                 await self._offload(self._end_unreadable, row)
@@ -456,7 +487,17 @@ class LoopService:
             except RunStopped:
                 continue
             interrupted.append(row.id)
+        if self.placement is not None:  # the leases of the runs it ended, not resumed, go
+            for run_id in (*interrupted, *failed):
+                await self.placement.release_run(run_id)
         return {"resumed": resumed, "interrupted": interrupted, "failed": failed}
+
+    async def _resumable(self, row: LoopRunRow) -> bool:
+        """Whether no one drives the run any more: with several daemons, the run's lease is
+        free or expired (and now this daemon's); alone, the process that drove it is gone."""
+        if self.placement is not None:
+            return await self.placement.claim_run(row.id)
+        return row.owner == self.owner or not _pid_alive(row.owner)
 
     def _end_unreadable(self, row: LoopRunRow) -> None:
         """A run whose record is too large to load ends ``failed``, its record left as is."""
