@@ -120,6 +120,11 @@ LIMITS: dict[str, Limit] = {
         "COMPOZY_LOOP_RUN_BYTES", 16 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024,
         "the most bytes of node outputs one Loop run may hold",
     ),
+    "lease_seconds": Limit(
+        "COMPOZY_LEASE_SECONDS", 15, 1, 3_600,
+        "how long a daemon's lease on a session's agent (or a Loop run) lasts unless renewed: "
+        "after it, another daemon of the same store takes the session over",
+    ),
 }  # fmt: skip
 
 
@@ -148,6 +153,7 @@ class Settings:
     loop_max_nodes: int = LIMITS["loop_max_nodes"].default
     loop_node_output_bytes: int = LIMITS["loop_node_output_bytes"].default
     loop_run_bytes: int = LIMITS["loop_run_bytes"].default
+    lease_seconds: int = LIMITS["lease_seconds"].default
     #: the permission mode of sessions that have none set (``COMPOZY_PERMISSION_MODE``):
     #: default, accept_edits, bypass or plan (docs/approvals.md)
     permission_mode: str = "default"

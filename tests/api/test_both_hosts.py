@@ -146,7 +146,7 @@ async def test_every_host_walks_a_task_the_same(host: Any) -> None:
 
 async def test_every_host_sets_shows_and_wakes_a_heartbeat_the_same(host: Any) -> None:
     """Issue 27: a session's heartbeat through either host, with the policy it runs under."""
-    session = (await host.create_session({"agent_name": "general"}))["session"]["id"]
+    session = (await host.call(ops.CREATE_SESSION, {"agent_name": "general"}))["session"]["id"]
     given = {"session_id": session, "cron": "0 9 * * 1-5", "quiet_hours": "22:00-06:00"}
     beat = (await host.call(ops.BY_NAME["heartbeat_set"], given))["heartbeat"]
     assert (beat["cron"], beat["quiet_hours"], beat["enabled"]) == (

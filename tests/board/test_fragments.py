@@ -11,7 +11,9 @@ from starlette.responses import Response
 
 from compozy_mcp.board.app import HOOK_RUNS_PAGE, Board
 from compozy_mcp.errors import CompozyError
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.local import LocalHost
+from compozy_mcp.hostapi.operation import Operation
 
 pytestmark = pytest.mark.anyio
 
@@ -32,14 +34,15 @@ RUN = {
 
 
 class ToolHost:
-    """Answers ``invoke`` with ``answer`` and remembers each call."""
+    """Answers the invoke operation with ``answer`` and remembers each call."""
 
     def __init__(self, answer: dict[str, Any]) -> None:
         self.answer = answer
         self.calls: list[tuple[str, dict[str, Any]]] = []
 
-    async def invoke(self, tool_id: str, tool_input: dict[str, Any]) -> dict[str, Any]:
-        self.calls.append((tool_id, tool_input))
+    async def call(self, operation: Operation[Any], args: dict[str, Any]) -> dict[str, Any]:
+        assert operation is ops.INVOKE
+        self.calls.append((args["tool_id"], args["input"]))
         return {"result": {"structured": self.answer}}
 
 

@@ -3,6 +3,7 @@ drives, with a fake clock; compact heartbeat status preserves the policy snapsho
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -14,6 +15,7 @@ from tests.conftest import Caller
 from tests.waiting import wait_until_async
 
 from compozy_mcp.assembly import App
+from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import FixedClock, timestamp
 from compozy_mcp.errors import ToolInvalidInput
@@ -278,3 +280,26 @@ async def test_a_heartbeat_whose_session_is_gone_is_paused_and_never_stops_the_o
         assert gone is not None
         assert not gone.enabled
         assert [row.session_id for row in reader.due_heartbeats(timestamp(clock.now()))] == []
+
+
+async def test_a_due_wake_is_taken_by_one_of_several_daemons_sweeping_at_once(
+    call: Caller, app: App, clock: FixedClock
+) -> None:
+    """Two daemons' upkeep on one store read the same due heartbeat: one wakes it."""
+    from compozy_mcp.sessions.heartbeats import Heartbeats
+
+    session = (await call.create(provider="claude"))["id"]
+    await call("compozy__agent_heartbeat_set", {"session_id": session, "interval_seconds": 60})
+    clock.advance(61)
+    mine = app.services.heartbeats
+    other = Heartbeats(app.sessions.ledger, clock, Offload())
+    woken: list[str] = []
+
+    async def waker(session_id: str, _: str) -> str:
+        woken.append(session_id)
+        return "turn-x"
+
+    mine.waker = other.waker = waker
+    results = await asyncio.gather(mine.wake_due(), other.wake_due())
+    assert sorted(results) == [0, 1]
+    assert woken == [session]

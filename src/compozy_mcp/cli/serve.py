@@ -63,6 +63,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "home); docs/deployment.md",
     )
     serve.add_argument(
+        "--advertise",
+        metavar="URL",
+        help="this daemon is one of several on one store, behind a balancer, reached at this "
+        "address (http://HOST:PORT); an MCP request for a session another daemon opened is "
+        "served here (docs/deployment.md)",
+    )
+    serve.add_argument(
         "--token-file",
         metavar="PATH",
         help="require the bearer token this file holds on every request (default: "
@@ -82,6 +89,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
     from compozy_mcp.calls import OPERATOR
     from compozy_mcp.cli.context import read_token_file
     from compozy_mcp.cli.proxy import client_setup, upstreams_for
+    from compozy_mcp.cluster import daemon_identity
     from compozy_mcp.credentials import is_session_credential
     from compozy_mcp.http_limits import HttpDeadlines
     from compozy_mcp.proxy.discovery import Discovery
@@ -104,6 +112,8 @@ def run(args: argparse.Namespace, context: Context) -> int:
         )
     if not 0 <= args.port <= 65535:
         raise InvalidRequest(f"--port must be between 0 and 65535, got {args.port}")
+    if args.advertise is not None and not args.advertise.startswith(("http://", "https://")):
+        raise InvalidRequest(f"--advertise must be an http(s):// URL, got {args.advertise!r}")
     settings = context.settings()
     if args.store:
         settings = replace(settings, store=check_spec(args.store))
@@ -151,12 +161,15 @@ def run(args: argparse.Namespace, context: Context) -> int:
                 head_timeout=settings.http_head_timeout_seconds,
                 body_timeout=settings.http_body_timeout_seconds,
             )
+            identity = daemon_identity(settings.home, context.env, args.advertise or address)
             served = daemon.daemon_app(
                 app,
                 access,
                 address=address,
                 upstreams=upstreams,
                 discovery=Discovery(args.discovery),
+                identity=identity,
+                balanced=args.advertise is not None,
             )
             net.serve(
                 served,

@@ -55,6 +55,7 @@ from compozy_mcp.store.base import SessionEventRow, TranscriptTurn
 
 if TYPE_CHECKING:
     from compozy_mcp.runtime.connection import AgentConnection
+    from compozy_mcp.runtime.placement import Placement
     from compozy_mcp.runtime.process import AgentTransport
     from compozy_mcp.sessions.service import Sessions
 
@@ -125,6 +126,8 @@ class AgentRuntime:
         self._stored: dict[str, set[asyncio.Event]] = {}
         self._flushing_now = False
         self._flush_lock = asyncio.Lock()
+        #: several daemons on one store: who runs which agent (``None``: this process alone)
+        self.placement: Placement | None = None
 
     # --- definitions ---------------------------------------------------------------------
 
@@ -133,6 +136,10 @@ class AgentRuntime:
 
     def live_sessions(self) -> list[str]:
         return sorted(self._live)
+
+    def placed_sessions(self) -> set[str]:
+        """Sessions whose agent runs here, or is being started here."""
+        return set(self._live) | self._binding
 
     def pids(self) -> list[int]:
         return [pid for live in self._live.values() if (pid := live.transport.pid) is not None]
@@ -173,6 +180,8 @@ class AgentRuntime:
                 )
             if live is not None:
                 await self._close(live)
+            if self.placement is not None:
+                await self.placement.bound(ticket.session_id)
             return await self._launch(ticket, agent, effective)
 
     async def _reconfigure(self, live: LiveAgent, effective: Any) -> None:
@@ -384,6 +393,14 @@ class AgentRuntime:
                 with contextlib.suppress(BaseException):
                     await task
         await self._end_process(live)
+        await self._placed_elsewhere(live.session_id)
+
+    async def _placed_elsewhere(self, session_id: str) -> None:
+        """No agent of the session runs here any more: its lease goes (another daemon may run
+        it)."""
+        if self.placement is not None and session_id not in self._live:
+            with contextlib.suppress(Exception):  # an unreachable store: the lease expires
+                await self.placement.released(session_id)
 
     async def _end_process(self, live: LiveAgent) -> None:
         await live.transport.terminate(self._settings.agent_stop_grace_seconds)
@@ -462,6 +479,7 @@ class AgentRuntime:
             await self._store_turn(live, live.current, "failed", kind, None, detail)
             live.current = None
         self._publish(live.session_id, {"kind": "runtime_failed", "summary": summary})
+        await self._placed_elsewhere(live.session_id)
 
     # --- turns -----------------------------------------------------------------------------
 
@@ -650,6 +668,11 @@ class AgentRuntime:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    def in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` beside the caller; :meth:`shutdown` ends it (:meth:`settled` awaits
+        it)."""
+        self._in_background(work)
+
     async def ensure_running(self, call: CallInfo, session_id: str) -> None:
         """Wake the session's agent, binding one first when none runs here; an agent that
         cannot start fails the session's open turns at once (nobody waits on a dead start)."""
@@ -659,8 +682,12 @@ class AgentRuntime:
             return
         if session_id in self._binding:
             return  # the bind under way wakes the agent once it is recorded
-        self._binding.add(session_id)
+        self._binding.add(session_id)  # before the claim: a second prompt now waits for it
+        placed = False
         try:
+            if self.placement is not None and not await self.placement.claim(session_id):
+                return  # another daemon runs its agent: it takes the queued turn from the store
+            placed = True
             # nothing of this process binds the session: a "binding" status is a leftover
             begin = self._sessions.binding.begin
             record, ticket = await self._offload(begin, call, session_id, True)
@@ -671,6 +698,8 @@ class AgentRuntime:
                     await self._fail_open_turns(session_id, failure["kind"], failure["summary"])
         finally:
             self._binding.discard(session_id)
+            if placed:
+                await self._placed_elsewhere(session_id)
 
     async def _fail_open_turns(
         self,
@@ -744,17 +773,59 @@ class AgentRuntime:
         sessions = self._sessions
         with sessions.ledger.store.read() as reader:
             sessions.ledger.load(reader, call, session_id, read_only=True)
-        live = self._live.get(session_id)
-        running = None
-        if live is not None and live.current is not None:
-            running = live.current.turn.turn_id
-            for pending in live.pending.values():
-                if not pending.answer.done():
-                    pending.answer.set_result(None)
-            with contextlib.suppress(Exception):
-                await live.connection.cancel()
+        running = await self.cancel_live(session_id)
+        elsewhere = None
+        if running is None and self.placement is not None:
+            with sessions.ledger.store.read() as reader:
+                turns = reader.transcript(session_id)
+            elsewhere = next((t.turn_id for t in turns if t.status == "running"), None)
         queued = await self._offload(sessions.turns.cancel_queued, session_id, "cancelled")
+        # the turn may run on another daemon: told once its queue is cancelled (so that it
+        # takes no queued turn after the one it stops), through the store
+        placement = self.placement
+        if elsewhere is not None and placement is not None:
+            running = elsewhere if await placement.forward(session_id, "cancel", {}) else None
         return {"session_id": session_id, "running_turn_id": running, "queued_cancelled": queued}
+
+    async def cancel_live(self, session_id: str) -> str | None:
+        """Cancel the turn this process's agent of the session runs (ACP ``session/cancel``,
+        its pending permission requests cancelled); the turn's id, ``None`` when none runs."""
+        live = self._live.get(session_id)
+        if live is None or live.current is None:
+            return None
+        running = live.current.turn.turn_id
+        for pending in live.pending.values():
+            if not pending.answer.done():
+                pending.answer.set_result(None)
+        with contextlib.suppress(Exception):
+            await live.connection.cancel()
+        return running
+
+    def answer_live(self, session_id: str, interaction_id: str, decision: str) -> bool:
+        """Answer a permission request of this process's agent; ``False`` when it asks none
+        such any more (answered, timed out, or its agent ended)."""
+        live = self._live.get(session_id)
+        pending = live.pending.get(interaction_id) if live is not None else None
+        if pending is None or pending.answer.done():
+            return False
+        pending.answer.set_result(decision)
+        return True
+
+    def wake(self, session_ids: set[str]) -> None:
+        """Queued turns of these sessions were stored by another process: their agents here
+        look at the queue."""
+        for session_id in session_ids:
+            live = self._live.get(session_id)
+            if live is not None and not live.closing:
+                live.wake.set()
+
+    def stored_elsewhere(self, session_ids: set[str]) -> None:
+        """Events of these sessions were stored by another process: their followers here (and
+        the board) read them."""
+        for woken in self._watchers:
+            woken.set()
+        for session_id in session_ids:
+            self._notify(session_id)
 
     async def approve(
         self, call: CallInfo, session_id: str, interaction_id: str, decision: str
@@ -784,6 +855,10 @@ class AgentRuntime:
                 f"(offered: {', '.join(offered)})",
                 reason=Reason.DECISION_NOT_OFFERED,
             )
+        if pending is None and self.placement is not None:
+            forwarded = {"interaction_id": interaction_id, "decision": decision}
+            if await self.placement.forward(session_id, "permission_answer", forwarded):
+                return interaction  # its agent runs on another daemon: answered there
         if pending is None or pending.answer.done():
             # its agent is gone (another process ran it, or it ended): the question is moot
             await self._offload(

@@ -281,6 +281,20 @@ class Heartbeats:
 
         return await self._offload(save)
 
+    def _claim_due(self, due: HeartbeatRow) -> bool:
+        """Take a due wake: its next wake moves on in the transaction that finds it still due
+        as read, so of several daemons sweeping one store at once exactly one wakes it."""
+        with self._store.write() as writer:
+            current = writer.heartbeat(due.session_id)
+            if current is None or not current.enabled or current.next_wake_at != due.next_wake_at:
+                return False
+            writer.put_heartbeat(
+                replace(
+                    current, next_wake_at=self._next_wake(current.interval_seconds, current.cron)
+                )
+            )
+        return True
+
     async def wake_due(self) -> int:
         """Wake every session whose heartbeat is due (the daemon's upkeep); how many woke. A
         heartbeat whose session is gone is paused, never in the way of the others."""
@@ -288,6 +302,8 @@ class Heartbeats:
             due = reader.due_heartbeats(self._now())
         woken = 0
         for row in due:
+            if not await self._offload(self._claim_due, row):
+                continue  # another daemon of the store took this wake first
             try:
                 record = await self.wake(
                     CallInfo("compozy__agent_heartbeat_wake"), row.session_id, scheduled=True

@@ -638,9 +638,13 @@ class Sessions:
 
     async def recover_worktrees(self) -> int:
         """At start: active worktrees whose directory vanished are marked ``missing`` (and
-        pruned from git); returns how many."""
+        pruned from git); returns how many. Only those under this process's worktrees
+        directory: another daemon of the store (another home, maybe another host) checks its
+        own."""
         with self.ledger.store.read() as reader:
             rows = reader.worktrees(WorktreeQuery(limit=100_000))
+        root = self.worktrees.directory
+        rows = [row for row in rows if Path(row.path).is_relative_to(root)]
         gone = await self._git(self.worktrees.check_present, rows)
         for row in gone:
             await self._offload(self._save_worktree, row)

@@ -359,6 +359,34 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE heartbeats ADD COLUMN recent_wakes TEXT;
         """,
     ),
+    Migration(
+        13,
+        "several daemons on one store: leases (a session's agent, a Loop run) and the signals "
+        "a daemon sends the owner of a session's agent",
+        # portable SQL (PostgreSQL and SQLite): times are epoch milliseconds (BIGINT); a lease's
+        # key is "session:<id>" (the daemon running its agent) or "loop_run:<id>"
+        """
+        CREATE TABLE leases (
+            lease_key TEXT PRIMARY KEY,
+            daemon_id TEXT NOT NULL,
+            address TEXT,
+            expires_at BIGINT NOT NULL,
+            acquired_at BIGINT NOT NULL
+        );
+        CREATE INDEX leases_by_daemon ON leases(daemon_id);
+        CREATE TABLE daemon_signals (
+            signal_id TEXT PRIMARY KEY,
+            daemon_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            created_at BIGINT NOT NULL
+        );
+        CREATE INDEX daemon_signals_by_daemon ON daemon_signals(daemon_id, created_at);
+        CREATE INDEX transcript_turns_queued ON transcript_turns(session_id)
+            WHERE status = 'queued';
+        """,
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -27,6 +27,7 @@ from compozy_mcp.store.base import (
 )
 from compozy_mcp.store.sql import Dialect, SQLConnection
 from compozy_mcp.store.sql_heartbeats import SQLHeartbeatReader
+from compozy_mcp.store.sql_leases import SQLLeaseReader
 from compozy_mcp.store.sql_loops import SQLLoopReader
 from compozy_mcp.store.sql_rows import (
     GRANT_COLUMNS,
@@ -42,7 +43,14 @@ from compozy_mcp.store.sql_tasks import SQLTaskReader
 from compozy_mcp.store.sql_worktrees import SQLWorktreeReader
 
 
-class SQLReader(SQLHeartbeatReader, SQLLoopReader, SQLTaskReader, SQLWorktreeReader, StoreReader):
+class SQLReader(
+    SQLHeartbeatReader,
+    SQLLeaseReader,
+    SQLLoopReader,
+    SQLTaskReader,
+    SQLWorktreeReader,
+    StoreReader,
+):
     def __init__(self, conn: SQLConnection, dialect: Dialect) -> None:
         self._conn = conn
         self._dialect = dialect

@@ -25,6 +25,7 @@ from compozy_mcp.store.base import (
     chunks,
 )
 from compozy_mcp.store.sql_heartbeats import SQLHeartbeatWriter
+from compozy_mcp.store.sql_leases import SQLLeaseWriter
 from compozy_mcp.store.sql_loops import SQLLoopWriter
 from compozy_mcp.store.sql_reader import SQLReader
 from compozy_mcp.store.sql_rows import (
@@ -43,6 +44,7 @@ _TURN_UPDATES = ", ".join(f"{name} = excluded.{name}" for name in TURN_COLUMNS.s
 
 class SQLWriter(
     SQLHeartbeatWriter,
+    SQLLeaseWriter,
     SQLLoopWriter,
     SQLTaskWriter,
     SQLWorktreeWriter,
