@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import secrets
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
@@ -122,6 +123,9 @@ class SessionLedger:
     def __init__(self, store: Store, clock: Clock) -> None:
         self.store = store
         self.clock = clock
+        #: the caches below are shared by the reads a server-backed store runs in worker
+        #: threads: a look-up and its move to the end (or an eviction) must not interleave
+        self._kept_lock = threading.Lock()
         self._states: OrderedDict[tuple[str, int], SessionState] = OrderedDict()
         self._records: OrderedDict[tuple[str, int], tuple[RecordContext, Record]] = OrderedDict()
         #: the last record read of a session, with the store revision it was read at
@@ -145,13 +149,16 @@ class SessionLedger:
         good, and a state validated once is kept (sessions are read far more than written).
         """
         key = (row.id, row.version)
-        cached = self._states.get(key)
-        if cached is None:
-            cached = self._states[key] = self.state(row)
+        with self._kept_lock:
+            cached = self._states.get(key)
+            if cached is not None:
+                self._states.move_to_end(key)
+                return cached
+        cached = self.state(row)
+        with self._kept_lock:
+            self._states[key] = cached
             if len(self._states) > STATE_CACHE_SIZE:
                 self._states.popitem(last=False)
-        else:
-            self._states.move_to_end(key)
         return cached
 
     def load(
@@ -193,19 +200,21 @@ class SessionLedger:
         revision = reader.revision()
         latest = self._latest
         if revision is not None:
-            found = latest.get(session_id)
-            if found is not None and found[0] == revision:
-                latest.move_to_end(session_id)
-                return found[1]
+            with self._kept_lock:
+                found = latest.get(session_id)
+                if found is not None and found[0] == revision:
+                    latest.move_to_end(session_id)
+                    return found[1]
         row = reader.session(session_id)
         if row is None:
             raise ResourceNotFound(call.tool_id, "session", session_id)
         record = self.read_records(reader, [row])[0]
         if revision is not None:
-            latest[session_id] = (revision, record)
-            latest.move_to_end(session_id)
-            if len(latest) > STATE_CACHE_SIZE:
-                latest.popitem(last=False)
+            with self._kept_lock:
+                latest[session_id] = (revision, record)
+                latest.move_to_end(session_id)
+                if len(latest) > STATE_CACHE_SIZE:
+                    latest.popitem(last=False)
         return record
 
     def read_records(self, reader: StoreReader, rows: Sequence[SessionRow]) -> list[Record]:
@@ -221,16 +230,18 @@ class SessionLedger:
         out: list[Record] = []
         for row, state, context in zip(rows, states, self._contexts(reader, states), strict=True):
             key = (row.id, row.version)
-            found = kept.get(key)
-            if found is not None and found[0] == context:
-                kept.move_to_end(key)
-                out.append(found[1])
-                continue
+            with self._kept_lock:
+                found = kept.get(key)
+                if found is not None and found[0] == context:
+                    kept.move_to_end(key)
+                    out.append(found[1])
+                    continue
             record = session_record(state, context)
             SHARED.share(record)  # read-only from here: its compact view is projected once
-            kept[key] = (context, record)
-            if len(kept) > STATE_CACHE_SIZE:
-                kept.popitem(last=False)
+            with self._kept_lock:
+                kept[key] = (context, record)
+                if len(kept) > STATE_CACHE_SIZE:
+                    kept.popitem(last=False)
             out.append(record)
         return out
 
