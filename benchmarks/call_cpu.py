@@ -27,49 +27,15 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import orjson
 from mcp.client import Client
-from mcp.server import Server, ServerRequestContext
-from mcp.types import (
-    CallToolRequestParams,
-    CallToolResult,
-    ListToolsResult,
-    PaginatedRequestParams,
-    TextContent,
-    Tool,
-)
 
 from benchmarks.call_overhead import STATUS, prepared
 from benchmarks.common import emit_json, machine, machine_line, median, table
 from benchmarks.records import DEFAULT_SEED
-from benchmarks.servers import ECHO_ARGS, ECHO_INPUT_SCHEMA, ECHO_TOOL, sdk_server
+from benchmarks.servers import ECHO_ARGS, ECHO_TOOL, sdk_server
 from compozy_mcp.calls import OPERATOR, CallInfo
 
 Call = Callable[[], Awaitable[Any]]
-
-
-def constant_server(data: dict[str, Any]) -> Server[Any]:
-    """The SDK's bare server whose ``echo`` answers ``data``, as (a) answers its echo."""
-    text = orjson.dumps(data).decode()
-    tool = Tool(name="echo", description="Answer a constant.", input_schema=ECHO_INPUT_SCHEMA)
-
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
-    ) -> ListToolsResult:
-        return ListToolsResult(tools=[tool])
-
-    async def call_tool(
-        ctx: ServerRequestContext[Any], params: CallToolRequestParams
-    ) -> CallToolResult:
-        return CallToolResult(content=[TextContent(text=text)], structured_content=data)
-
-    return Server(
-        "bench-constant",
-        version="0",
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        get_tool_input_schema={"echo": ECHO_INPUT_SCHEMA}.get,
-    )
 
 
 async def cpu_per_call(call: Call, calls: int) -> float:
@@ -98,8 +64,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                     return opened
 
                 sdk, proxy = await client(sdk_server()), await client(setup.proxy.server)
-                floor_c = await client(constant_server(records["compact"]))
-                floor_d = await client(constant_server(records["full"]))
+                floor_c = await client(sdk_server(records["compact"]))
+                floor_d = await client(sdk_server(records["full"]))
                 rows: dict[str, Call] = {
                     "sessions.status": lambda: sessions.status(info, setup.session_id),
                     "dispatch, echo": lambda: dispatcher.call(ECHO_TOOL.id, ECHO_ARGS),

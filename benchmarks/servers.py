@@ -68,8 +68,11 @@ def echo_data(text: str) -> dict[str, Any]:
 # --- (a) the SDK's low-level Server -----------------------------------------------------------
 
 
-def sdk_server() -> Server[Any]:
+def sdk_server(constant: dict[str, Any] | None = None) -> Server[Any]:
+    """Row (a); with ``constant``, its ``echo`` answers that record instead (what the SDK alone
+    spends carrying a record: :mod:`benchmarks.call_cpu`)."""
     tool = Tool(name="echo", description="Echo the text back.", input_schema=ECHO_INPUT_SCHEMA)
+    text = orjson.dumps(constant).decode() if constant is not None else ""
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
@@ -81,6 +84,8 @@ def sdk_server() -> Server[Any]:
     ) -> CallToolResult:
         if params.name != "echo":
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        if constant is not None:
+            return CallToolResult(content=[TextContent(text=text)], structured_content=constant)
         data = echo_data(str((params.arguments or {}).get("text", "")))
         return CallToolResult(
             content=[TextContent(text=orjson.dumps(data).decode())], structured_content=data
