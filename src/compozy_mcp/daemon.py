@@ -46,6 +46,7 @@ from compozy_mcp.blocking import Offload
 from compozy_mcp.board import OPEN_PATHS as BOARD_OPEN_PATHS
 from compozy_mcp.board import board_routes
 from compozy_mcp.cluster import ClusterNode, DaemonIdentity, daemon_identity
+from compozy_mcp.cluster.wakeup import wakeup_for
 from compozy_mcp.errors import CompozyError
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.hostapi.wire import API_PREFIX
@@ -176,7 +177,13 @@ def daemon_app(
     settings = app.settings
     identity = identity or daemon_identity(settings.home, {}, address)
     node = ClusterNode(
-        app.sessions, app.runtime, app.loops, identity, Offload(), settings.lease_seconds
+        app.sessions,
+        app.runtime,
+        app.loops,
+        identity,
+        Offload(),
+        settings.lease_seconds,
+        wakeup=wakeup_for(app.store),
     )
     proxy = ProxyServer(app, scope_per_request=True, upstreams=upstreams, discovery=discovery)
     mcp_app, sessions = mcp_http_app(

@@ -208,11 +208,15 @@ class ClusterNode:
         own, so that nothing slow delays a renewal), and every poll deliver what the store
         holds for it; every second take over expired leases. A failed round (a busy store) is
         logged; the next one tries again."""
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(self._renew_every)
-            while True:
-                await self._wakeup.wait()
-                await self._guarded(self.tick)
+        try:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(self._renew_every)
+                while True:
+                    await self._wakeup.wait()
+                    await self._guarded(self.tick)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._wakeup.close()
 
     async def _renew_every(self) -> None:
         while True:

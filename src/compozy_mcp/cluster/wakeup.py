@@ -9,7 +9,8 @@ same poll as a fallback after a lost connection.
 
 from __future__ import annotations
 
-from typing import Protocol
+import contextlib
+from typing import Any, Protocol
 
 import anyio
 
@@ -21,6 +22,9 @@ class Wakeup(Protocol):
     async def wait(self) -> None:
         """Return once the store may hold news for this daemon (or after the poll interval)."""
 
+    async def close(self) -> None:
+        """Let go of what it holds (the daemon stops)."""
+
 
 class PollingWakeup:
     def __init__(self, seconds: float = POLL_SECONDS) -> None:
@@ -28,3 +32,54 @@ class PollingWakeup:
 
     async def wait(self) -> None:
         await anyio.sleep(self.seconds)
+
+    async def close(self) -> None:
+        return None
+
+
+class NotifyWakeup:
+    """A PostgreSQL store's wakeup: ``LISTEN`` on the store's news channel on a connection of
+    its own; :meth:`wait` returns at the first ``NOTIFY`` (a queued turn, a signal or events
+    stored by another daemon: :attr:`~compozy_mcp.store.sql.Dialect.news`), or after the poll
+    interval when none comes, and after a lost connection it polls until it listens again."""
+
+    def __init__(self, url: str, seconds: float = POLL_SECONDS) -> None:
+        self._url = url
+        self.seconds = seconds
+        self._conn: Any = None
+
+    async def listen(self) -> Any:
+        """The connection that listens, opened (and ``LISTEN`` sent) unless it is already."""
+        if self._conn is None or self._conn.closed:
+            import psycopg
+
+            from compozy_mcp.store.sql import NEWS_CHANNEL
+
+            conn = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
+            await conn.execute(f"LISTEN {NEWS_CHANNEL}")
+            self._conn = conn
+        return self._conn
+
+    async def wait(self) -> None:
+        try:
+            conn = await self.listen()
+            async for _ in conn.notifies(timeout=self.seconds, stop_after=1):
+                break
+        except Exception:  # the server went away: poll, listen again next time
+            await self.close()
+            await anyio.sleep(self.seconds)
+
+    async def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                await conn.close()
+
+
+def wakeup_for(store: object) -> Wakeup:
+    """The wakeup a daemon on ``store`` waits on: NOTIFY on a PostgreSQL store, a poll on
+    SQLite's."""
+    url = getattr(store, "url", None)
+    if isinstance(url, str) and url.startswith(("postgresql://", "postgres://")):
+        return NotifyWakeup(url)
+    return PollingWakeup()

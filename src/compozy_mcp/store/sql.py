@@ -35,6 +35,10 @@ class SQLConnection(Protocol):
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> SQLCursor: ...
 
 
+#: the PostgreSQL channel the daemons on one store listen on (:mod:`compozy_mcp.cluster.wakeup`)
+NEWS_CHANNEL = "compozy_news"
+
+
 @dataclass(frozen=True, slots=True)
 class Dialect:
     """How one engine spells what the other spells differently."""
@@ -58,6 +62,13 @@ class Dialect:
         if self.name == "sqlite":
             return f"json_each({column})"
         return f"json_array_elements_text(({column})::json) AS elements(value)"
+
+    @property
+    def news(self) -> str | None:
+        """The statement that tells the other daemons on the store that it holds news for them
+        (a queued turn, a signal, stored events), sent when the transaction commits; ``None``:
+        the engine has no notifications between processes (they poll)."""
+        return None if self.name == "sqlite" else f"SELECT pg_notify('{NEWS_CHANNEL}', '')"
 
     @property
     def skip_locked(self) -> str:

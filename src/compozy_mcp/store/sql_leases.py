@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import astuple, fields
 
 from compozy_mcp.store.leases import LeaseReader, LeaseRow, LeaseWriter, SignalRow
-from compozy_mcp.store.sql import SQLConnection
+from compozy_mcp.store.sql import Dialect, SQLConnection
 
 _LEASE = ", ".join(f.name for f in fields(LeaseRow))
 _SIGNAL = ", ".join(f.name for f in fields(SignalRow))
@@ -16,6 +16,7 @@ _CHUNK = 500
 
 
 class SQLLeaseReader(LeaseReader):
+    _dialect: Dialect
     _conn: SQLConnection
 
     def lease(self, lease_key: str) -> LeaseRow | None:
@@ -117,6 +118,14 @@ class SQLLeaseWriter(SQLLeaseReader, LeaseWriter):
         self._conn.execute(
             f"INSERT INTO daemon_signals ({_SIGNAL}) VALUES (?, ?, ?, ?, ?, ?)", astuple(row)
         )
+        self.announce()
+
+    def announce(self) -> None:
+        """Tell the other daemons on the store, when this transaction commits, that it holds
+        news for them (PostgreSQL's NOTIFY; SQLite's daemons poll)."""
+        news = self._dialect.news
+        if news is not None:
+            self._conn.execute(news, ())
 
     def drop_signals(self, signal_ids: Sequence[str]) -> set[str]:
         dropped: set[str] = set()

@@ -119,6 +119,7 @@ class SQLWriter(
             f"INSERT INTO transcript_turns ({TURN_COLUMNS}) VALUES ({TURN_MARKS})",
             [astuple(t) for t in turns],
         )
+        self.announce()  # a queued turn: its owner takes it
 
     def save_turn(self, turn: TranscriptTurn) -> None:
         self._conn.execute(
@@ -133,6 +134,7 @@ class SQLWriter(
             "VALUES (?, ?, ?, ?, ?)",
             [(e.session_id, e.turn_id, e.kind, e.at, e.payload) for e in events],
         )
+        self.announce()  # followers on every daemon read them
 
     def truncate_transcript(self, session_id: str, keep_turns: int) -> None:
         self._conn.execute(
