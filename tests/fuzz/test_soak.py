@@ -1,8 +1,9 @@
 """The soak (``make soak``, marker ``soak``; never part of ``make test``): a real daemon under
 hostile load, killed mid-write, and schemathesis against its OpenAPI document.
 
-- 20,000 hostile calls (``COMPOZY_SOAK_CALLS``) through its HTTP API and its ``/mcp``: every
-  call ends in a result or a typed error, no 5xx, RSS stays bounded, the store stays whole;
+- 20,000 hostile calls (``COMPOZY_SOAK_CALLS``) through its HTTP API, its ``/mcp`` and a stdio
+  proxy relaying it (``compozy --url URL proxy``): every call ends in a result or a typed error,
+  no 5xx, RSS stays bounded, the store stays whole, the proxy writes no traceback;
 - ``kill -9`` during write bursts, six times: no acknowledged write is lost;
 - schemathesis (``COMPOZY_SOAK_SCHEMATHESIS_SECONDS``) finds no 5xx and no schema-valid
   request refused.
@@ -33,7 +34,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.client import Client
-from tests.api.support import Daemon, Home, running_daemon
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from tests.api.support import COMPOZY, Daemon, Home, running_daemon
 from tests.fuzz.target import Target, fuzz_one
 
 pytestmark = pytest.mark.soak
@@ -84,20 +86,28 @@ class Peak:
 
 
 @pytest.fixture(scope="module")
-def soak_target(soak_daemon: Daemon) -> Iterator[tuple[Target, Peak]]:
+def soak_target(soak_daemon: Daemon, soak_home: Home) -> Iterator[tuple[Target, Peak]]:
     assert soak_daemon.url is not None
     url = soak_daemon.url
     peak = Peak(soak_daemon.process.pid)
-    with anyio.from_thread.start_blocking_portal("asyncio") as portal:
+    relay = StdioServerParameters(
+        command=str(COMPOZY), args=["--url", url, "proxy"], env=soak_home.env
+    )
+    proxy_log = soak_home.path.parent / "stdio-proxy.log"
+    with (
+        proxy_log.open("w") as errlog,
+        anyio.from_thread.start_blocking_portal("asyncio") as portal,
+    ):
         target = Target(portal, mcp_sends_surrogates=False)
         done = anyio.Event()
 
         async def hold(*, task_status: anyio.abc.TaskStatus[None]) -> None:
             async with (
                 Client(url + "/mcp", cache=None) as mcp,
+                Client(stdio_client(relay, errlog=errlog), cache=None) as stdio,
                 httpx2.AsyncClient(base_url=url + "/api", trust_env=False, timeout=60) as http,
             ):
-                target.mcp, target.http = mcp, http
+                target.mcp, target.http, target.stdio = mcp, http, stdio
                 task_status.started()
                 await done.wait()
 
@@ -105,6 +115,7 @@ def soak_target(soak_daemon: Daemon) -> Iterator[tuple[Target, Peak]]:
         yield target, peak
         portal.call(done.set)
         held.result(timeout=30)
+    assert "Traceback" not in proxy_log.read_text(), proxy_log.read_text()[-5000:]
 
 
 @settings(
@@ -176,8 +187,8 @@ def test_soak_figures_and_the_store_is_whole(
         "calls",
         {
             "tried": sum(answers.values()),
-            "results": answers.get("mcp result", 0) + answers.get("http result", 0),
-            "typed_errors": answers.get("mcp typed error", 0) + answers.get("http typed error", 0),
+            "results": sum(n for kind, n in answers.items() if kind.endswith(" result")),
+            "typed_errors": sum(n for kind, n in answers.items() if kind.endswith("typed error")),
             "http_5xx": 0,  # any would have failed the calls above
             "by_surface": answers,
         },
@@ -190,6 +201,7 @@ def test_soak_figures_and_the_store_is_whole(
         api.post("/api/store/vacuum").raise_for_status()
     _record("integrity_check", _integrity(soak_home.path / "compozy.db"))
     assert sum(answers.values()) >= CALLS
+    assert all(answers.get(f"{surface} result", 0) > 0 for surface in target.surfaces)
     assert peak.peak < 300 * 1024  # the bound of issue 22: under 300 MB through all of it
     assert _integrity(soak_home.path / "compozy.db") == "ok"
 
