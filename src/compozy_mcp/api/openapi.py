@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +22,7 @@ from compozy_mcp.hostapi import bodies
 from compozy_mcp.hostapi.inputs import SESSION_CREATE, SESSION_LIST, TOOL_SEARCH, input_schema
 from compozy_mcp.hostapi.tasks import TASK_OPERATIONS, TaskOperation
 from compozy_mcp.hostapi.wire import SESSION_HEADER
-from compozy_mcp.native import build_registry
+from compozy_mcp.native import build_registry, loop_tools
 from compozy_mcp.native.agent_tools import (
     AGENT_PROBLEM,
     AGENT_RECORD,
@@ -117,7 +118,11 @@ def schemas() -> dict[str, Schema]:
         "ProfileResponse": obj({"profile": ref("Profile")}),
         "ProfileAddRequest": stated(bodies.PROFILE_ADD),
         "McpServerList": SERVER_LIST_SCHEMA,
-        "ApprovalMintRequest": stated(bodies.APPROVAL_MINT),
+        # routes.py mint_approval: the call's input or its digest ("instead of input")
+        "ApprovalMintRequest": {
+            **stated(bodies.APPROVAL_MINT),
+            **_one_of_fields({"required": ["input"]}, {"required": ["input_digest"]}),
+        },
         "ApprovalResponse": obj({"approval": bodies.APPROVAL}),
         "AgentList": obj({"agents": array(AGENT_RECORD), "problems": array(AGENT_PROBLEM)}),
         "TurnPayload": TURN_RECORD,
@@ -249,12 +254,12 @@ def _query(name: str, schema: Schema, description: str, *, required: bool = Fals
     }
 
 
-def _path(name: str, description: str) -> Schema:
+def _path(name: str, description: str, schema: Schema = STRING) -> Schema:
     return {
         "name": name,
         "in": "path",
         "required": True,
-        "schema": STRING,
+        "schema": schema,
         "description": description,
     }
 
@@ -316,17 +321,60 @@ def with_selection_rules(schema: Schema) -> Schema:
     return {**schema, "allOf": rules}
 
 
+def _one_of_fields(*alternatives: Schema) -> Schema:
+    return {"oneOf": list(alternatives)}
+
+
+def _without(*names: str) -> Schema:
+    return {"not": {"anyOf": [{"required": [name]} for name in names]}}
+
+
+#: what a tool's handler checks beyond its input schema (the rules between fields), said in
+#: the document so that no schema-valid request is refused: MCP clients refuse a tool schema
+#: with oneOf/anyOf at its top, so the tools' own schemas cannot carry them
+HANDLER_RULES: dict[str, Schema] = {
+    # loops/service.py: a stored Loop's id, or a definition (stored first, with its loop_id)
+    "compozy__loop_run": {"anyOf": [{"required": ["loop_id"]}, {"required": ["definition"]}]},
+    # native/hook_schema.py definition_problem: exactly one of command and url; headers are a
+    # webhook's
+    "compozy__hooks_create": _one_of_fields(
+        {"allOf": [{"required": ["command"]}, _without("url", "headers")]},
+        {"allOf": [{"required": ["url"]}, _without("command")]},
+    ),
+    # native/approval_tools.py _set: a session's permission mode, or a remembered approval
+    "compozy__tool_approvals_set": _one_of_fields(
+        {
+            "required": ["session_id", "permission_mode"],
+            "propertyNames": {"enum": ["session_id", "permission_mode", "result_view"]},
+        },
+        {
+            "allOf": [{"required": ["tool_id", "decision"]}, _without("session_id")],
+            "dependentRequired": {"input": ["agent_name"], "input_digest": ["agent_name"]},
+        },
+    ),
+}
+
+
+def with_handler_rules(tool_id: str, schema: Schema) -> Schema:
+    """``schema`` with :data:`HANDLER_RULES` of ``tool_id`` added to its ``allOf``."""
+    rule = HANDLER_RULES.get(tool_id)
+    if rule is None:
+        return schema
+    return {**schema, "allOf": [*schema.get("allOf", ()), rule]}
+
+
 def _invoke_paths() -> dict[str, Any]:
     """One invoke operation per native tool, its body the tool's own input schema (the route
     is ``/api/tools/{tool_id}/invoke`` for any tool id)."""
     paths: dict[str, Any] = {}
     for tool in build_registry():
         schema = with_selection_rules(stated(dict(tool.input_schema)))
-        if tool.definition.scope_session_field:
+        schema = with_handler_rules(tool.id, schema)
+        field = tool.definition.scope_session_field
+        if field and field not in schema.get("required", ()):
             # the field a managed session may leave out (it is filled with the caller) is
             # required of the operator, which is who the HTTP API serves without the header
-            required = [*schema.get("required", ()), tool.definition.scope_session_field]
-            schema = {**schema, "required": required}
+            schema = {**schema, "required": [*schema.get("required", ()), field]}
         body = obj(
             {"input": schema},
             {
@@ -695,6 +743,13 @@ def _task_schemas() -> dict[str, Schema]:
     return schemas
 
 
+def _comma_separated(values: list[str]) -> Schema:
+    """A query value naming one or more of ``values``, comma-separated (empty items are
+    skipped, as the route skips them)."""
+    one = "(" + "|".join(re.escape(value) for value in values) + ")"
+    return {"type": "string", "pattern": f"^,*{one}(,+{one})*,*$"}
+
+
 def _task_paths() -> dict[str, Any]:
     """The ``compozy__task_*`` tools as resources, called as the operator (full records)."""
     ids = {
@@ -715,7 +770,11 @@ def _task_paths() -> dict[str, Any]:
         if operation.name == "list":
             spec["parameters"] = [
                 _query("workspace_id", STRING, "Only this workspace's tasks."),
-                _query("state", STRING, "Only tasks in these states (comma-separated)."),
+                _query(
+                    "state",
+                    _comma_separated(filters["states"]["items"]["enum"]),
+                    "Only tasks in these states (comma-separated).",
+                ),
                 _query("label", STRING, "Only tasks with this label."),
                 _query("limit", filters["limit"], "At most this many."),
             ]
@@ -732,7 +791,7 @@ def _task_paths() -> dict[str, Any]:
     return paths
 
 
-LOOP_ID = _path("loop_id", "A stored Loop's id.")
+LOOP_ID = _path("loop_id", "A stored Loop's id.", loop_tools.LOOP_ID)
 RUN_ID = _path("run_id", "A Loop run's id.")
 
 

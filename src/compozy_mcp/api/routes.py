@@ -171,6 +171,17 @@ def _integer(tool_id: str, name: str, text: str) -> int:
         raise ToolInvalidInput.for_field(tool_id, name, "must be an integer") from None
 
 
+def _until_turn_end(request: Request) -> bool:
+    """The events route's ``until``: absent, or ``turn_end`` (anything else is refused, never
+    read as absent)."""
+    until = request.query_params.get("until")
+    if until not in (None, "turn_end"):
+        raise ToolInvalidInput.for_field(
+            "compozy__session_events", "until", 'must be "turn_end" when given'
+        )
+    return until == "turn_end"
+
+
 def _fields(body: dict[str, Any], allowed: tuple[str, ...]) -> dict[str, Any]:
     """A body that holds only ``allowed`` fields (each checked by the tool it goes to)."""
     extra = sorted(set(body) - set(allowed))
@@ -192,7 +203,8 @@ def _task_query(tool_id: str, request: Request) -> dict[str, Any]:
         name: query[name] for name in ("workspace_id", "label") if name in query
     }
     if "state" in query:
-        args["states"] = [state for state in query["state"].split(",") if state]
+        # a state named twice filters as once (the tool takes each state once)
+        args["states"] = list(dict.fromkeys(s for s in query["state"].split(",") if s))
     if "limit" in query:
         args["limit"] = _integer(tool_id, "limit", query["limit"])
     return args
@@ -241,7 +253,7 @@ class Routes:
                 reason=Reason.BODY_INVALID,
             )
         token = body.get("approval_token")
-        if token is not None and not isinstance(token, str):
+        if "approval_token" in body and not isinstance(token, str):
             raise RequestBodyInvalid(
                 'the request body field "approval_token" must be a string',
                 reason=Reason.BODY_INVALID,
@@ -316,6 +328,7 @@ class Routes:
 
     async def session_events(self, request: Request) -> tuple[int, dict[str, Any]]:
         params = self._page(request, "compozy__session_events")
+        _until_turn_end(request)  # a JSON page ignores it, but it must be one we know
         return 200, await self.host.session_events(request.path_params["session_id"], params)
 
     async def events_endpoint(self, request: Request) -> Response:
@@ -331,7 +344,7 @@ class Routes:
                 self.host,
                 request.path_params["session_id"],
                 cursor,
-                until_turn_end=request.query_params.get("until") == "turn_end",
+                until_turn_end=_until_turn_end(request),
             )
         except CompozyError as error:
             return error_response(error)
