@@ -59,8 +59,9 @@ tests: $(STAMP) node-deps browser-deps
 
 test: lint typecheck tests
 
-# The soak (about 10 minutes): 10,000 hostile calls against a daemon, kill -9 during write
-# bursts, and schemathesis against its OpenAPI document; figures in .soak/figures.json.
+# The soak (about 15 minutes): 20,000 hostile calls against a daemon (HTTP API, /mcp, a stdio
+# proxy), the inputs of issue 22, kill -9 during write bursts, and schemathesis against its
+# OpenAPI document; figures in .soak/figures.json.
 soak: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,soak]'
 	rm -f .soak/figures.json
