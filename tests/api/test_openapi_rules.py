@@ -187,3 +187,17 @@ async def test_an_events_until_other_than_turn_end_is_a_400_as_a_page_and_as_a_s
         answer = await http.get(events, params={"until": "0"}, headers={"Accept": accept})
         assert answer.status_code == 400, (accept, answer.text)
     assert (await http.get(events, params={"until": "turn_end"})).status_code == 200
+
+
+async def test_a_json_null_body_is_not_an_object_where_a_body_may_be_left_out(
+    http: httpx2.AsyncClient,
+) -> None:
+    made = await http.post("/sessions", json={"agent_name": "a"})
+    merge = f"/sessions/{made.json()['session']['id']}/merge"
+    headers = {"Content-Type": "application/json"}
+    refused = await http.post(merge, content=b"null", headers=headers)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"]["reason"] == "body_not_object"
+    # left out, the body is {} and the merge goes on to what it needs (no worktree here)
+    left_out = await http.post(merge, content=b"", headers=headers)
+    assert left_out.status_code == 422, left_out.text

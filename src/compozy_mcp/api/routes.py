@@ -111,8 +111,12 @@ def _endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
     return endpoint
 
 
+#: an empty request body, told apart from a JSON ``null`` (which is not an object)
+_EMPTY = object()
+
+
 async def _body(request: Request) -> Any:
-    """The request body as JSON; ``None`` when it is empty."""
+    """The request body as JSON; :data:`_EMPTY` when it is empty."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise _too_large()
@@ -122,7 +126,7 @@ async def _body(request: Request) -> Any:
         if len(data) > MAX_BODY_BYTES:
             raise _too_large()
     if not data.strip():
-        return None
+        return _EMPTY
     try:
         return jsonutil.loads_request(bytes(data))
     except ValueError:
@@ -137,7 +141,7 @@ def _too_large() -> RequestTooLarge:
 
 async def _object_body(request: Request) -> dict[str, Any]:
     body = await _body(request)
-    if body is None:
+    if body is _EMPTY:
         raise RequestBodyInvalid(
             "the request body is empty; send a JSON object", reason=Reason.BODY_MISSING
         )
@@ -149,9 +153,9 @@ async def _object_body(request: Request) -> dict[str, Any]:
 
 
 async def _optional_body(request: Request) -> dict[str, Any]:
-    """A JSON object body, or ``{}`` when there is none."""
+    """A JSON object body, or ``{}`` when there is none (a JSON ``null`` is not an object)."""
     body = await _body(request)
-    if body is None:
+    if body is _EMPTY:
         return {}
     if not isinstance(body, dict):
         raise RequestBodyInvalid(
