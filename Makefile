@@ -61,11 +61,12 @@ test: lint typecheck tests
 
 # The soak (about 15 minutes): 20,000 hostile calls against a daemon (HTTP API, /mcp, a stdio
 # proxy), the inputs of issue 22, kill -9 during write bursts, and schemathesis against its
-# OpenAPI document; figures in .soak/figures.json.
+# OpenAPI document; figures in .soak/figures.json, written into docs/reliability.md.
 soak: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,soak]'
 	rm -f .soak/figures.json
 	$(BIN)/pytest -m soak -s
+	$(BIN)/python -m tests.fuzz.soak_report
 
 # Catalog bytes, result bytes, call overhead, hook overhead, prompt round trip, Loop lint,
 # start-up of the CLI, the daemon's memory, streaming over HTTP (FastMCP is installed into .bench/ on first use), and with the real
