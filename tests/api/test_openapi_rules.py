@@ -93,6 +93,12 @@ BETWEEN_FIELDS = [
     ),
     (
         "compozy__tool_approvals_set",
+        {"tool_id": "compozy__session_status", "decision": "allow", "permission_mode": "default"},
+        {"tool_id": "compozy__session_status", "decision": "allow", "profile_id": "p"},
+    ),
+    ("compozy__hooks_runs", {"cursor": "\u00e8"}, {"cursor": "r5"}),
+    (
+        "compozy__tool_approvals_set",
         {"tool_id": "compozy__session_status", "decision": "allow", "input": {}},
         {"tool_id": "compozy__session_status", "decision": "allow", "input": {}, "agent_name": "a"},
     ),
@@ -201,3 +207,16 @@ async def test_a_json_null_body_is_not_an_object_where_a_body_may_be_left_out(
     # left out, the body is {} and the merge goes on to what it needs (no worktree here)
     left_out = await http.post(merge, content=b"", headers=headers)
     assert left_out.status_code == 422, left_out.text
+
+
+async def test_a_history_or_events_cursor_is_an_integer_the_store_can_hold(
+    http: httpx2.AsyncClient,
+) -> None:
+    made = await http.post("/sessions", json={"agent_name": "a"})
+    session = f"/sessions/{made.json()['session']['id']}"
+    for page in ("history", "events"):
+        schema = _parameter(f"/api/sessions/{{session_id}}/{page}", "get", "cursor")
+        assert not _valid(schema, 32589158477190044731)
+        assert _valid(schema, 2**63 - 1)
+        answer = await http.get(f"{session}/{page}", params={"cursor": str(2**63 - 1)})
+        assert answer.status_code == 200, (page, answer.text)

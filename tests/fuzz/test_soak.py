@@ -343,6 +343,8 @@ def test_soak_schemathesis_finds_no_5xx_no_valid_request_refused_no_invalid_acce
                 timeout=SCHEMATHESIS_SECONDS + 600,
                 check=False,
             )
+    # every failure with the curl that repeats it (the assertions show only the end)
+    (FIGURES.parent / "schemathesis.txt").write_text(done.stdout + done.stderr)
     assert report_path.exists(), done.stdout[-5000:] + done.stderr[-2000:]
     figures = schemathesis_figures(json.loads(report_path.read_text()))
     _record("schemathesis", {"exit": done.returncode, **figures, "rss_peak_kib": peak.peak})

@@ -269,6 +269,8 @@ def _json_body(schema: str) -> Schema:
 
 
 SESSION_PARAM = {"$ref": "#/components/parameters/Session"}
+#: a history or events page's position: an integer the store can hold (64 bits)
+PAGE_CURSOR: Schema = bounded({**COUNT})
 TOOL_ID = _path("tool_id", "A tool id, such as compozy__session_status.")
 SESSION_ID = _path("session_id", "A session id.")
 WORKSPACE_ID = _path("workspace_id", "A workspace id.")
@@ -348,7 +350,10 @@ HANDLER_RULES: dict[str, Schema] = {
             "propertyNames": {"enum": ["session_id", "permission_mode", "result_view"]},
         },
         {
-            "allOf": [{"required": ["tool_id", "decision"]}, _without("session_id")],
+            "allOf": [
+                {"required": ["tool_id", "decision"]},
+                _without("session_id", "permission_mode"),
+            ],
             "dependentRequired": {"input": ["agent_name"], "input_digest": ["agent_name"]},
         },
     ),
@@ -547,7 +552,7 @@ def _paths() -> dict[str, Any]:
                 "summary": "The session's turns, oldest first, complete; follow next_cursor.",
                 "parameters": [
                     SESSION_ID,
-                    _query("cursor", COUNT, "next_cursor of the previous page."),
+                    _query("cursor", PAGE_CURSOR, "next_cursor of the previous page."),
                     _query("limit", {"type": "integer", "minimum": 1, "maximum": 100}, "Turns."),
                 ],
                 "responses": _responses(200, "TurnPage", 400, 404),
@@ -562,7 +567,7 @@ def _paths() -> dict[str, Any]:
                 "after the next turn_ended).",
                 "parameters": [
                     SESSION_ID,
-                    _query("cursor", COUNT, "next_cursor of the previous page."),
+                    _query("cursor", PAGE_CURSOR, "next_cursor of the previous page."),
                     _query("limit", {"type": "integer", "minimum": 1, "maximum": 500}, "Events."),
                     _query("until", {"const": "turn_end"}, "Streams: end after a turn_ended."),
                 ],
