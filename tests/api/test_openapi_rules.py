@@ -220,3 +220,33 @@ async def test_a_history_or_events_cursor_is_an_integer_the_store_can_hold(
         assert _valid(schema, 2**63 - 1)
         answer = await http.get(f"{session}/{page}", params={"cursor": str(2**63 - 1)})
         assert answer.status_code == 200, (page, answer.text)
+
+
+async def test_a_loop_version_is_an_integer_the_store_can_hold(http: httpx2.AsyncClient) -> None:
+    schema = _parameter("/api/loops/{loop_id}", "get", "version")
+    assert not _valid(schema, 69709028944320034504704)
+    assert _valid(schema, 2**63 - 1)
+    answer = await http.get("/loops/a0", params={"version": str(2**63 - 1)})
+    assert answer.status_code == 404, answer.text
+
+
+@pytest.mark.parametrize(
+    ("refused", "taken"),
+    [
+        ({"decision": "request_changes"}, {"decision": "accept"}),
+        (
+            {"decision": "request_changes", "comments": " "},
+            {"decision": "request_changes", "comments": "rename it"},
+        ),
+    ],
+)
+def test_changes_requested_in_a_review_say_what_to_change_in_the_document(
+    refused: dict[str, Any], taken: dict[str, Any]
+) -> None:
+    # the tool refuses them once it found the run in review (sessions/tasks.py review_submit)
+    invoke = _invoke_input("compozy__task_run_review_submit")
+    assert not _valid(invoke, {"task_id": "task-x", **refused})
+    assert _valid(invoke, {"task_id": "task-x", **taken})
+    route = document()["components"]["schemas"]["ReviewTaskRequest"]  # the id is in the path
+    assert not _valid(route, refused)
+    assert _valid(route, taken)

@@ -343,6 +343,11 @@ HANDLER_RULES: dict[str, Schema] = {
         {"allOf": [{"required": ["command"]}, _without("url", "headers")]},
         {"allOf": [{"required": ["url"]}, _without("command")]},
     ),
+    # sessions/tasks.py review_submit: changes requested say what to change
+    "compozy__task_run_review_submit": {
+        "if": {"properties": {"decision": {"const": "request_changes"}}, "required": ["decision"]},
+        "then": {"required": ["comments"], "properties": {"comments": {"pattern": "\\S"}}},
+    },
     # native/approval_tools.py _set: a session's permission mode, or a remembered approval
     "compozy__tool_approvals_set": _one_of_fields(
         {
@@ -736,7 +741,7 @@ def _task_schemas() -> dict[str, Schema]:
         tool = registry.get(operation.tool_id)
         schemas[_task_schema_name(operation, "Response")] = dict(tool.definition.output_schema)
         if operation.has_body:
-            schema = stated(dict(tool.input_schema))
+            schema = with_handler_rules(tool.id, stated(dict(tool.input_schema)))
             dropped = {"result_view", operation.path_field}
             properties = {k: v for k, v in schema["properties"].items() if k not in dropped}
             required = [name for name in schema.get("required", ()) if name in properties]
@@ -835,7 +840,7 @@ def _loop_paths() -> dict[str, Any]:
                 "summary": "One stored Loop version (default: the latest).",
                 "parameters": [
                     LOOP_ID,
-                    _query("version", {"type": "integer", "minimum": 1}, "The version."),
+                    _query("version", bounded({"type": "integer", "minimum": 1}), "The version."),
                 ],
                 "responses": _responses(200, "LoopResponse", 400, 404),
             }
