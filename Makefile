@@ -59,7 +59,7 @@ tests: $(STAMP) node-deps browser-deps
 
 test: lint typecheck tests
 
-# The soak (about 15 minutes): 20,000 hostile calls against a daemon (HTTP API, /mcp, a stdio
+# The soak (about 10 minutes): 20,000 hostile calls against a daemon (HTTP API, /mcp, a stdio
 # proxy), the inputs of issue 22, kill -9 during write bursts, and schemathesis against its
 # OpenAPI document; figures in .soak/figures.json, written into docs/reliability.md.
 soak: $(STAMP)
