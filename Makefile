@@ -53,7 +53,8 @@ node-deps:
 browser-deps:
 	./scripts/browser-deps.sh
 
-# Every tier: unit, process (daemons, proxies, the console script), node, browser, bench.
+# Every tier: unit, postgres (a PostgreSQL 16 server from the pgserver wheel, tests/pg.py),
+# process (daemons, proxies, the console script), node, browser, bench.
 tests: $(STAMP) node-deps browser-deps
 	$(BIN)/pytest -n auto --dist loadscope
 

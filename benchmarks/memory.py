@@ -32,6 +32,7 @@ from benchmarks.common import (
     serve_on_socket,
     table,
 )
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.remote import RemoteHost
 from compozy_mcp.hostapi.target import parse_target
 
@@ -56,20 +57,28 @@ def children(pid: int) -> list[int]:
 
 
 async def _load(host: RemoteHost, daemon: int, sessions: int, bound: int) -> dict[str, Any]:
-    await host.list_sessions({"limit": 1})
+    await host.call(ops.LIST_SESSIONS, {"limit": 1})
     await asyncio.sleep(SETTLE_S)
     idle = rss_kib(daemon)
     for _ in range(sessions):
-        await host.create_session({"agent_name": "general"})
+        await host.call(ops.CREATE_SESSION, {"agent_name": "general"})
     await asyncio.sleep(SETTLE_S)
     stored = rss_kib(daemon)
     for _ in range(bound):
-        made = await host.invoke(
-            "compozy__session_create", {"agent_name": "bench", "provider": "echo"}
+        made = await host.call(
+            ops.INVOKE,
+            {
+                "tool_id": "compozy__session_create",
+                "input": {"agent_name": "bench", "provider": "echo"},
+            },
         )
         sid = made["result"]["structured"]["session"]["id"]
-        await host.invoke(
-            "compozy__session_prompt", {"session_id": sid, "prompt": "hello", "wait": True}
+        await host.call(
+            ops.INVOKE,
+            {
+                "tool_id": "compozy__session_prompt",
+                "input": {"session_id": sid, "prompt": "hello", "wait": True},
+            },
         )
     await asyncio.sleep(SETTLE_S)
     after = rss_kib(daemon)

@@ -3,7 +3,7 @@ direct ACP client on the same agent.
 
 Rows (each one echo agent process, bound once, then N sequential prompts of a short text):
 
-(acp)     the ACP SDK's own client on ``python -m compozy_mcp.agents.echo``: ``session/prompt``
+(acp)     the ACP SDK's own client on ``python -m compozy_mcp.echo_agent``: ``session/prompt``
           to its end (the floor: the agent and the protocol);
 (runtime) ``compozy__session_prompt`` with ``wait`` through ``Dispatcher.call`` in this process:
           the runtime's cost (queue in the store, the turn and its events written, the record);
@@ -62,7 +62,7 @@ async def acp_row(prompts: int) -> list[float]:
             raise NotImplementedError
 
     client: Any = Client()
-    command = [sys.executable, "-m", "compozy_mcp.agents.echo"]
+    command = [sys.executable, "-m", "compozy_mcp.echo_agent"]
     async with spawn_agent_process(client, *command) as (conn, _process):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
         session = await conn.new_session(cwd=os.getcwd(), mcp_servers=[])

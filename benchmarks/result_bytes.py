@@ -595,8 +595,9 @@ async def tasks(rec: Recorder, rng: random.Random, k: int) -> None:
         await rec.measured("compozy__task_status", {"task_id": task["task_id"]})
         await rec.measured("compozy__task_update", {"task_id": task["task_id"], "priority": 1})
     await rec.measured("compozy__task_cancel", {"task_id": waiting[-1]["task_id"]})
-    for session_id in sessions[:k]:
-        beat = {"session_id": session_id, "interval_seconds": 600}
+    for index, session_id in enumerate(sessions[:k]):
+        schedule = {"cron": "*/30 9-17 * * 1-5"} if index % 2 else {"interval_seconds": 600}
+        beat = {"session_id": session_id, **schedule, "quiet_hours": "22:00-06:00"}
         await rec.measured("compozy__agent_heartbeat_set", beat)
         await rec.measured("compozy__agent_heartbeat_status", {"session_id": session_id})
         await rec.measured("compozy__agent_heartbeat_wake", {"session_id": session_id})

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests import leftovers, runstats, tiers
+from tests import leftovers, loopguard, pg, runstats, tiers
 from tests.api.support import Daemon, Home, running_daemon, short_dir
 from tests.runtime.inprocess import InProcessLauncher
 
@@ -29,7 +29,7 @@ from compozy_mcp.calls import OPERATOR, CallScope
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.config import Settings
 from compozy_mcp.dispatch import ToolResult
-from compozy_mcp.store import SQLiteStore
+from compozy_mcp.store import Store
 
 START = datetime(2026, 11, 10, 14, 2, 11, tzinfo=UTC)
 SLOW_TIERS = runstats.SLOW_TIERS
@@ -59,6 +59,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STARTED] = time.time()
     _scratch_in_memory(config)
     config.pluginmanager.register(runstats, "compozy-phase-cpu")
+    config.pluginmanager.register(pg, "compozy-postgres")
     if not hasattr(config, "workerinput"):
         runstats.register(config)
 
@@ -124,10 +125,22 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
         return (yield)
 
 
+#: whether this worker has paid the first-use costs the loop guard must not see
+_WARM = [False]
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    with _no_processes_for(item):
+    if item.get_closest_marker("unit") is None:
         return (yield)
+    if not _WARM[0]:
+        loopguard.warm_up()
+        _WARM[0] = True
+    with _no_processes_for(item), loopguard.guarded() as offences:
+        outcome = yield
+    if offences and item.get_closest_marker("loop_blocking") is None:
+        pytest.fail(loopguard.verdict(offences), pytrace=False)
+    return outcome
 
 
 @pytest.fixture(scope="module")
@@ -184,9 +197,19 @@ def launcher() -> InProcessLauncher:
 
 
 @pytest.fixture
-def app(settings: Settings, clock: FixedClock, launcher: InProcessLauncher) -> Iterator[App]:
+def app_store(request: pytest.FixtureRequest) -> Iterator[Store]:
+    """The store of :func:`app`: SQLite in memory (PostgreSQL with ``COMPOZY_TEST_STORE``), or
+    either engine for a test marked :data:`tests.pg.on_both_engines`."""
+    with pg.stores_on(getattr(request, "param", pg.default_engine()), request) as (store,):
+        yield store
+
+
+@pytest.fixture
+def app(
+    settings: Settings, clock: FixedClock, launcher: InProcessLauncher, app_store: Store
+) -> Iterator[App]:
     """An app whose agents run in this process (:mod:`tests.runtime.inprocess`)."""
-    with open_app(settings, store=SQLiteStore.memory(), clock=clock, launcher=launcher) as opened:
+    with open_app(settings, store=app_store, clock=clock, launcher=launcher) as opened:
         yield opened
 
 

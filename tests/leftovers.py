@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 #: what this virtualenv's interpreter runs for a test: the echo agent, the fake model APIs
-PYTHON_MARKS = (b"compozy_mcp.agents.echo", b"tests.fakes.fake_")
+PYTHON_MARKS = (b"compozy_mcp.echo_agent", b"tests.fakes.fake_")
 #: the interpreter of this checkout's virtualenv, which every Python agent it starts runs on
 INTERPRETER_MARK = os.fsencode(Path(sys.prefix) / "bin") + b"/"
 #: the real agents' adapters and what they run, installed under this checkout by node-deps

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 #: every tier, in the order they are shown; a test without a slow-tier marker is ``unit``
-TIERS = ("unit", "process", "node", "agents", "browser", "bench", "soak")
+TIERS = ("unit", "postgres", "process", "node", "agents", "browser", "bench", "soak")
 SLOW_TIERS = TIERS[1:]
 #: pytest cache key of the seconds each module (xdist scope) took, summed over its tests
 SCOPE_SECONDS = "compozy/scope-seconds"

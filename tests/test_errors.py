@@ -17,8 +17,10 @@ import compozy_mcp
 from compozy_mcp import errors
 from compozy_mcp.api.responses import STATUS_BY_CODE, status_for
 from compozy_mcp.cli.reporting import EXIT_BY_CODE, exit_code
+from compozy_mcp.codes import Code
 from compozy_mcp.errors import CompozyError
 from compozy_mcp.proxy.server import mcp_error
+from compozy_mcp.reasons import Reason
 
 T = "compozy__session_status"
 
@@ -66,7 +68,7 @@ SAMPLES: dict[type[CompozyError], Callable[[], CompozyError]] = {
     errors.MergeConflict: lambda: errors.MergeConflict(T, "compozy/x", "main", ["a.txt"]),
     errors.WorktreeUnavailable: lambda: errors.WorktreeUnavailable(T, "not a repository"),
     errors.PullRequestUnavailable: lambda: errors.PullRequestUnavailable(
-        T, "gh is missing", reason="gh_missing", commands=["git push"]
+        T, "gh is missing", reason=Reason.GH_MISSING, commands=["git push"]
     ),
     errors.ResourceNotFound: lambda: errors.ResourceNotFound(T, "session", "s"),
     errors.ModelNotFound: lambda: errors.ModelNotFound(T, "x"),
@@ -77,7 +79,7 @@ SAMPLES: dict[type[CompozyError], Callable[[], CompozyError]] = {
         "notes__lookup", "notes", "is restarting"
     ),
     errors.InvalidRequest: lambda: errors.InvalidRequest("x"),
-    errors.AlreadyExists: lambda: errors.AlreadyExists("x", reason="profile_exists"),
+    errors.AlreadyExists: lambda: errors.AlreadyExists("x", reason=Reason.PROFILE_EXISTS),
     errors.RequestBodyInvalid: lambda: errors.RequestBodyInvalid("x"),
     errors.StoreBusy: lambda: errors.StoreBusy("x"),
     errors.LimitExceeded: lambda: errors.LimitExceeded(
@@ -153,3 +155,18 @@ def test_every_error_class_maps_to_an_http_status_an_exit_code_and_an_mcp_answer
 
 def test_every_sample_is_of_a_class_that_exists() -> None:
     assert set(SAMPLES) == set(CLASSES)
+
+
+def test_every_code_has_one_http_status_and_one_exit_code() -> None:
+    """Issue 24, item 2: error codes are one enum, and both maps are keyed by it."""
+    assert set(STATUS_BY_CODE) == set(Code)
+    assert set(EXIT_BY_CODE) == set(Code)
+    codes = {cls.code for cls in _subclasses(CompozyError)}
+    assert codes <= set(Code)
+
+
+def test_a_daemons_unknown_code_and_reason_are_kept_in_its_payload() -> None:
+    error = errors.RemoteError({"code": "from_the_future", "reason": "new", "message": "m"}, 500)
+    assert (error.code, error.reason) == (Code.INTERNAL_ERROR, Reason.INTERNAL_ERROR)
+    assert error.payload(redact=True)["code"] == "from_the_future"
+    assert exit_code(error) == EXIT_BY_CODE[Code.INTERNAL_ERROR]

@@ -19,7 +19,8 @@ from compozy_mcp.api.openapi import document
 from compozy_mcp.api.routes import api_app
 from compozy_mcp.assembly import App
 from compozy_mcp.errors import ResourceNotFound, ToolInvalidInput, ToolNotFound
-from compozy_mcp.hostapi.local import LocalHost
+from compozy_mcp.hostapi import operations as ops
+from compozy_mcp.hostapi.local import HANDLERS, LocalHost
 
 pytestmark = pytest.mark.anyio
 
@@ -266,7 +267,7 @@ async def test_an_unexpected_failure_answers_500_with_the_error_id_its_log_line_
     def broken(*_: Any, **__: Any) -> Any:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(LocalHost, "list_workspaces", broken)
+    monkeypatch.setitem(HANDLERS, ops.LIST_WORKSPACES.name, broken)
     with caplog.at_level(logging.ERROR, logger="compozy_mcp.api.routes"):
         response = await api.get("/workspaces")
     assert response.status_code == 500

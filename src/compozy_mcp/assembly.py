@@ -33,7 +33,8 @@ from compozy_mcp.sessions.runtime import RuntimeDriver
 from compozy_mcp.sessions.service import Sessions
 from compozy_mcp.sessions.tasks import Tasks
 from compozy_mcp.skills import SkillService
-from compozy_mcp.store import SQLiteStore, Store
+from compozy_mcp.store import Store
+from compozy_mcp.store.open import open_store
 from compozy_mcp.upkeep import Upkeep
 
 
@@ -88,9 +89,12 @@ def open_app(
     extra_tools: Sequence[ToolDefinition] = (),
     hooks: Sequence[ToolHook] = (),
 ) -> App:
-    """Open the store at ``$COMPOZY_HOME/compozy.db`` (or the one given) and wire the core."""
+    """Open the store (``COMPOZY_STORE``'s database, else ``$COMPOZY_HOME/compozy.db``; or
+    the one given) and wire the core."""
     settings = settings or Settings.from_env()
-    store = store or SQLiteStore(settings.db_path, busy_timeout_ms=settings.store_busy_timeout_ms)
+    store = store or open_store(
+        settings.store, settings.home, busy_timeout_ms=settings.store_busy_timeout_ms
+    )
     try:
         clock = clock or SystemClock()
         offload = Offload()
@@ -123,6 +127,7 @@ def open_app(
         loops = LoopService(store, registry, sessions, clock, offload, LoopLimits.of(settings))
         tasks = Tasks(store, clock, offload)
         tasks.prompter = _prompter(runtime)
+        tasks.note_worktree = sessions.turn_ended
         heartbeats = Heartbeats(sessions.ledger, clock, offload)
         heartbeats.waker = _prompter(runtime)
         services = Services(

@@ -13,6 +13,9 @@ from compozy_mcp.errors import ConfigError
 
 DAY = 86_400
 ENV_PERMISSION_MODE = "COMPOZY_PERMISSION_MODE"
+ENV_STORE = "COMPOZY_STORE"
+#: the SQLite store's file, in the home
+DATABASE_FILE = "compozy.db"
 #: as in compozy_mcp.approvals.modes (this module sits below it)
 PERMISSION_MODES = ("default", "accept_edits", "bypass", "plan")
 
@@ -117,6 +120,11 @@ LIMITS: dict[str, Limit] = {
         "COMPOZY_LOOP_RUN_BYTES", 16 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024,
         "the most bytes of node outputs one Loop run may hold",
     ),
+    "lease_seconds": Limit(
+        "COMPOZY_LEASE_SECONDS", 15, 1, 3_600,
+        "how long a daemon's lease on a session's agent (or a Loop run) lasts unless renewed: "
+        "after it, another daemon of the same store takes the session over",
+    ),
 }  # fmt: skip
 
 
@@ -145,13 +153,18 @@ class Settings:
     loop_max_nodes: int = LIMITS["loop_max_nodes"].default
     loop_node_output_bytes: int = LIMITS["loop_node_output_bytes"].default
     loop_run_bytes: int = LIMITS["loop_run_bytes"].default
+    lease_seconds: int = LIMITS["lease_seconds"].default
     #: the permission mode of sessions that have none set (``COMPOZY_PERMISSION_MODE``):
     #: default, accept_edits, bypass or plan (docs/approvals.md)
     permission_mode: str = "default"
+    #: the PostgreSQL database the store is in (``COMPOZY_STORE``, ``serve --store``): its
+    #: URL; ``None``: the SQLite file in the home (docs/deployment.md)
+    store: str | None = None
 
     @property
     def db_path(self) -> Path:
-        return self.home / "compozy.db"
+        """The SQLite store's file (when ``store`` names no PostgreSQL database)."""
+        return self.home / DATABASE_FILE
 
     @property
     def skills_dir(self) -> Path:
@@ -168,6 +181,7 @@ class Settings:
                 f"{ENV_PERMISSION_MODE} must be one of {', '.join(PERMISSION_MODES)}, got {mode!r}"
             )
         return cls(
+            store=env.get(ENV_STORE, "").strip() or None,
             permission_mode=mode,
             home=Path(home_text).expanduser(),
             default_workspace_path=Path(workspace).expanduser() if workspace else None,

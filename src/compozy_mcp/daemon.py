@@ -42,8 +42,11 @@ from compozy_mcp.api import openapi
 from compozy_mcp.api.auth import Access, Guard
 from compozy_mcp.api.responses import error_response
 from compozy_mcp.api.routes import EXCEPTION_HANDLERS, api_app
+from compozy_mcp.blocking import Offload
 from compozy_mcp.board import OPEN_PATHS as BOARD_OPEN_PATHS
 from compozy_mcp.board import board_routes
+from compozy_mcp.cluster import ClusterNode, DaemonIdentity, daemon_identity
+from compozy_mcp.cluster.wakeup import wakeup_for
 from compozy_mcp.errors import CompozyError
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.hostapi.wire import API_PREFIX
@@ -156,10 +159,15 @@ def daemon_app(
     address: str | None = None,
     upstreams: Upstreams | None = None,
     discovery: Discovery = Discovery.FULL,
+    identity: DaemonIdentity | None = None,
+    balanced: bool = False,
 ) -> Starlette:
     """The daemon's app over ``app``; ``address`` (``http://HOST:PORT``) is where its OpenAPI
     document says it is served; ``upstreams`` are connected for as long as it serves (its
-    lifespan) and their tools served at ``/mcp`` to the sessions whose policy allows them."""
+    lifespan) and their tools served at ``/mcp`` to the sessions whose policy allows them.
+    ``identity``: the daemon's among the daemons of its store (default: the one kept in its
+    home, at ``address``). ``balanced``: one of several daemons behind a balancer, so that an
+    MCP request naming a session another daemon opened is served (statelessly) here."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     from compozy_mcp.proxy.http_sessions import mcp_http_app
@@ -167,6 +175,16 @@ def daemon_app(
     from compozy_mcp.proxy.transports import MAX_REQUEST_BYTES, MCP_PATH, QuietDisconnects
 
     settings = app.settings
+    identity = identity or daemon_identity(settings.home, {}, address)
+    node = ClusterNode(
+        app.sessions,
+        app.runtime,
+        app.loops,
+        identity,
+        Offload(),
+        settings.lease_seconds,
+        wakeup=wakeup_for(app.store),
+    )
     proxy = ProxyServer(app, scope_per_request=True, upstreams=upstreams, discovery=discovery)
     mcp_app, sessions = mcp_http_app(
         proxy.server,
@@ -175,6 +193,7 @@ def daemon_app(
         max_sessions=settings.mcp_max_sessions,
         idle_seconds=settings.mcp_session_idle_seconds,
         max_request_bytes=MAX_REQUEST_BYTES,
+        serve_unknown=balanced,
     )
     mcp_app.add_middleware(QuietDisconnects)
 
@@ -190,6 +209,8 @@ def daemon_app(
             version=__version__,
             uptime_seconds=round(time.monotonic() - started, 3),
             mcp_sessions=sessions.open_sessions,
+            # which of the store's daemons answered (several may serve one store)
+            daemon={"id": identity.daemon_id, "address": identity.address},
         )
         if body["status"] != "ok":
             status = 503
@@ -210,9 +231,13 @@ def daemon_app(
                 reaped = await anyio.to_thread.run_sync(app.runtime.reap_orphans)
                 if reaped:
                     log.info("ended %d agent process group(s) a killed daemon left", len(reaped))
-                stale = await anyio.to_thread.run_sync(app.sessions.turns.reset_stale)
+                # those whose agents another daemon of the store runs are left to it
+                stale = await anyio.to_thread.run_sync(node.reset_stale)
                 if stale:
                     log.info("unbound %d session(s) whose agents ended with a daemon", len(stale))
+                app.runtime.placement = node
+                app.loops.placement = node  # before recover: a run is resumed by one daemon
+                tasks.start_soon(node.run)
                 missing = await app.sessions.recover_worktrees()
                 if missing:
                     log.info("%d session worktree(s) vanished; marked missing", missing)

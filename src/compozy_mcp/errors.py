@@ -66,6 +66,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from compozy_mcp.codes import Code
 from compozy_mcp.reasons import NOT_FOUND_BY_KIND, Reason
 
 
@@ -90,10 +91,12 @@ class CompozyError(Exception):
     errors as ``invalid_request``, a daemon's error reproduced by a client).
     """
 
-    code: str = "internal_error"
-    default_reason: ClassVar[str] = Reason.INTERNAL_ERROR
+    code: Code = Code.INTERNAL_ERROR
+    default_reason: ClassVar[Reason] = Reason.INTERNAL_ERROR
 
-    def __init__(self, message: str, *, reason: str | None = None, code: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, reason: Reason | None = None, code: Code | None = None
+    ) -> None:
         message = scrub(message)
         super().__init__(message)
         self.message = message
@@ -107,7 +110,7 @@ class CompozyError(Exception):
         ``redact`` is for the CLI and HTTP/UDS, which replace input-error and denial messages
         (spec, Errors); MCP reports the dispatch message.
         """
-        return {"code": self.code, "reason": str(self.reason), "message": self.message}
+        return {"code": str(self.code), "reason": str(self.reason), "message": self.message}
 
     def __repr__(self) -> str:
         return (
@@ -121,7 +124,7 @@ class CompozyError(Exception):
 class ToolError(CompozyError):
     """A failure of one tool call. ``tool_id`` names the tool that was called."""
 
-    code = "tool_backend_failed"
+    code = Code.TOOL_BACKEND_FAILED
     #: the message CLI and HTTP surfaces print instead of the dispatch message, if any
     redacted_as: ClassVar[str | None] = None
     #: whether ``details`` are for the caller to read even where the message is redacted
@@ -133,8 +136,8 @@ class ToolError(CompozyError):
         tool_id: str,
         message: str,
         *,
-        reason: str | None = None,
-        code: str | None = None,
+        reason: Reason | None = None,
+        code: Code | None = None,
         details: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(message, reason=reason, code=code)
@@ -153,7 +156,7 @@ class ToolError(CompozyError):
 
 
 class ToolNotFound(ToolError):
-    code = "tool_not_found"
+    code = Code.TOOL_NOT_FOUND
     default_reason = Reason.TOOL_UNKNOWN
 
     def __init__(self, tool_id: str) -> None:
@@ -163,7 +166,7 @@ class ToolNotFound(ToolError):
 class ToolInvalidInput(ToolError):
     """The input of a call is not acceptable; the tool did not run."""
 
-    code = "tool_invalid_input"
+    code = Code.TOOL_INVALID_INPUT
     default_reason = Reason.SCHEMA_INVALID
     redacted_as = REDACTED_INPUT_MESSAGE
 
@@ -172,8 +175,8 @@ class ToolInvalidInput(ToolError):
         tool_id: str,
         message: str,
         *,
-        reason: str | None = None,
-        code: str | None = None,
+        reason: Reason | None = None,
+        code: Code | None = None,
         field: str | None = None,
     ) -> None:
         # Tools that report input errors as ``invalid_request`` keep that code (spec, Errors).
@@ -182,7 +185,7 @@ class ToolInvalidInput(ToolError):
 
     @classmethod
     def for_field(
-        cls, tool_id: str, field: str, problem: str, *, code: str | None = None
+        cls, tool_id: str, field: str, problem: str, *, code: Code | None = None
     ) -> ToolInvalidInput:
         """``tool "<id>" input "<field>" <problem>``: the shape every field error takes."""
         return cls(tool_id, f'tool "{tool_id}" input "{field}" {problem}', code=code, field=field)
@@ -191,7 +194,7 @@ class ToolInvalidInput(ToolError):
 class ResultViewInvalid(ToolInvalidInput):
     """Spec, Errors rows 1 and 2: an unknown or non-string ``result_view``."""
 
-    def __init__(self, tool_id: str, *, code: str | None = None) -> None:
+    def __init__(self, tool_id: str, *, code: Code | None = None) -> None:
         super().__init__(
             tool_id,
             f'tool "{tool_id}" input "result_view" must be one of "compact", "full"',
@@ -203,7 +206,7 @@ class ResultViewInvalid(ToolInvalidInput):
 class ResultViewNotAccepted(ToolInvalidInput):
     """Spec, Errors row 3: ``result_view`` sent to a single-result tool."""
 
-    def __init__(self, tool_id: str, *, code: str | None = None) -> None:
+    def __init__(self, tool_id: str, *, code: Code | None = None) -> None:
         super().__init__(
             tool_id,
             f'tool "{tool_id}" returns a single result and does not accept "result_view"',
@@ -213,7 +216,7 @@ class ResultViewNotAccepted(ToolInvalidInput):
 
 
 class ToolDenied(ToolError):
-    code = "tool_denied"
+    code = Code.TOOL_DENIED
     default_reason = Reason.PERMISSION_DENIED
     redacted_as = REDACTED_DENIAL_MESSAGE
 
@@ -284,12 +287,12 @@ class ToolApprovalRequired(ToolError):
     (``approval_token_missing``, ``_expired``, ``_mismatch``, ``_replayed``). The tool did not
     run. Not redacted: the message says what to do next (HTTP 202, as upstream)."""
 
-    code = "tool_approval_required"
+    code = Code.TOOL_APPROVAL_REQUIRED
     default_reason = Reason.APPROVAL_REQUIRED
 
 
 class ToolConflict(ToolError):
-    code = "tool_conflict"
+    code = Code.TOOL_CONFLICT
     default_reason = Reason.CONFLICT
 
 
@@ -361,7 +364,7 @@ class MergeConflict(ToolConflict):
     """Merging a session's branch would conflict; nothing changed. ``details.files`` names
     the files in conflict."""
 
-    code = "merge_conflict"
+    code = Code.MERGE_CONFLICT
     default_reason = Reason.MERGE_CONFLICT
 
     def __init__(self, tool_id: str, branch: str, target: str, files: list[str]) -> None:
@@ -379,7 +382,7 @@ class WorktreeUnavailable(ToolError):
     repository, has no commit yet, git is missing, the base is unknown, or the directory
     vanished. The message says which and what to do."""
 
-    code = "worktree_unavailable"
+    code = Code.WORKTREE_UNAVAILABLE
     default_reason = Reason.NOT_A_GIT_REPOSITORY
 
 
@@ -387,10 +390,10 @@ class PullRequestUnavailable(ToolError):
     """A pull request cannot be opened from here (the ``gh`` CLI is missing or not logged
     in, or there is no remote). ``details.commands`` are the commands that open it by hand."""
 
-    code = "pull_request_unavailable"
+    code = Code.PULL_REQUEST_UNAVAILABLE
     default_reason = Reason.GH_MISSING
 
-    def __init__(self, tool_id: str, message: str, *, reason: str, commands: list[str]) -> None:
+    def __init__(self, tool_id: str, message: str, *, reason: Reason, commands: list[str]) -> None:
         super().__init__(
             tool_id,
             f"{message}; to open it by hand: {'; '.join(commands)}",
@@ -406,7 +409,7 @@ def _short(pinned: Mapping[str, Any]) -> str:
 
 
 class ResourceNotFound(ToolError):
-    code = "not_found"
+    code = Code.NOT_FOUND
     default_reason = Reason.NOT_FOUND
 
     def __init__(self, tool_id: str, kind: str, ident: str) -> None:
@@ -420,17 +423,17 @@ class ResourceNotFound(ToolError):
 
 
 class ModelNotFound(ToolError):
-    code = "model_not_found"
+    code = Code.MODEL_NOT_FOUND
     default_reason = Reason.MODEL_UNKNOWN
 
 
 class ReasoningEffortUnsupported(ToolError):
-    code = "reasoning_effort_unsupported"
+    code = Code.REASONING_EFFORT_UNSUPPORTED
     default_reason = Reason.REASONING_EFFORT_UNSUPPORTED
 
 
 class ToolResultPersistenceFailed(ToolError):
-    code = "tool_result_persistence_failed"
+    code = Code.TOOL_RESULT_PERSISTENCE_FAILED
     default_reason = Reason.ARTIFACT_WRITE_FAILED
 
 
@@ -439,11 +442,11 @@ class McpServerUnavailable(ToolError):
     connected (starting, or restarting after a failure), it did not answer in time, or it went
     away mid-call. The message names the server; the same call may be retried later."""
 
-    code = "mcp_server_unavailable"
+    code = Code.MCP_SERVER_UNAVAILABLE
     default_reason = Reason.MCP_SERVER_DOWN
 
     def __init__(
-        self, tool_id: str, server: str, problem: str, *, reason: str | None = None
+        self, tool_id: str, server: str, problem: str, *, reason: Reason | None = None
     ) -> None:
         super().__init__(
             tool_id,
@@ -455,7 +458,7 @@ class McpServerUnavailable(ToolError):
 
 
 class ToolBackendFailed(ToolError):
-    code = "tool_backend_failed"
+    code = Code.TOOL_BACKEND_FAILED
     default_reason = Reason.HANDLER_FAILED
 
 
@@ -466,7 +469,7 @@ class AlreadyExists(CompozyError):
     """A Host API request registering what is already registered: a workspace at the same
     path, a profile of the same name. Nothing changed."""
 
-    code = "conflict"
+    code = Code.CONFLICT
     default_reason = Reason.CONFLICT
 
 
@@ -475,7 +478,7 @@ class InvalidRequest(CompozyError):
     value the caller must fix. Its message only echoes what the caller sent, so it is reported
     as it is (tool input errors are redacted instead)."""
 
-    code = "invalid_request"
+    code = Code.INVALID_REQUEST
     default_reason = Reason.REQUEST_INVALID
 
 
@@ -489,7 +492,7 @@ class StoreBusy(CompozyError):
     """Another writer held the store's write lock past the bounded wait. Nothing changed; the
     same call can be retried (HTTP 503 with ``Retry-After``)."""
 
-    code = "store_busy"
+    code = Code.STORE_BUSY
     default_reason = Reason.STORE_LOCKED
     #: seconds a client should wait before it retries
     retry_after_seconds: ClassVar[int] = 1
@@ -499,11 +502,17 @@ class LimitExceeded(CompozyError):
     """Something would have grown past one of the documented limits; it was stopped there.
     The message says what, names the limit and its value, and the setting that raises it."""
 
-    code = "limit_exceeded"
+    code = Code.LIMIT_EXCEEDED
     default_reason = Reason.FRAME_TOO_LARGE
 
     def __init__(
-        self, what: str, *, limit: str, value: int, setting: str | None, reason: str | None = None
+        self,
+        what: str,
+        *,
+        limit: str,
+        value: int,
+        setting: str | None,
+        reason: Reason | None = None,
     ) -> None:
         raise_it = f"; raise it with {setting}" if setting else ""
         super().__init__(f"{what} (limit {limit}: {value}){raise_it}", reason=reason)
@@ -523,8 +532,8 @@ class RemoteError(CompozyError):
     def __init__(self, payload: Mapping[str, Any], status: int) -> None:
         super().__init__(
             str(payload.get("message", "")),
-            reason=str(payload.get("reason", "")) or None,
-            code=str(payload.get("code", "")) or None,
+            reason=Reason.of(str(payload.get("reason", "")), Reason.INTERNAL_ERROR),
+            code=Code.of(str(payload.get("code", "")), Code.INTERNAL_ERROR),
         )
         self._payload = dict(payload)
         self.status = status
@@ -542,37 +551,37 @@ class ApiError(CompozyError):
 
 
 class Unauthorized(ApiError):
-    code = "unauthorized"
+    code = Code.UNAUTHORIZED
     default_reason = Reason.TOKEN_MISSING
 
 
 class Forbidden(ApiError):
-    code = "forbidden"
+    code = Code.FORBIDDEN
     default_reason = Reason.ORIGIN_NOT_ALLOWED
 
 
 class RouteNotFound(ApiError):
-    code = "not_found"
+    code = Code.NOT_FOUND
     default_reason = Reason.ROUTE_NOT_FOUND
 
 
 class MethodNotAllowed(ApiError):
-    code = "method_not_allowed"
+    code = Code.METHOD_NOT_ALLOWED
     default_reason = Reason.METHOD_NOT_ALLOWED
 
 
 class RequestTooLarge(ApiError):
-    code = "request_too_large"
+    code = Code.REQUEST_TOO_LARGE
     default_reason = Reason.BODY_TOO_LARGE
 
 
 class HostNotAllowed(ApiError):
-    code = "misdirected_request"
+    code = Code.MISDIRECTED_REQUEST
     default_reason = Reason.HOST_NOT_ALLOWED
 
 
 class InternalError(ApiError):
-    code = "internal_error"
+    code = Code.INTERNAL_ERROR
     default_reason = Reason.INTERNAL_ERROR
 
     def __init__(self, message: str, *, error_id: str | None = None) -> None:
@@ -601,31 +610,31 @@ class SetupError(CompozyError):
 
 
 class ToolRegistrationError(SetupError):
-    code = "registration_invalid"
+    code = Code.REGISTRATION_INVALID
     default_reason = Reason.REGISTRATION_INVALID
 
-    def __init__(self, tool_id: str, message: str, *, reason: str | None = None) -> None:
+    def __init__(self, tool_id: str, message: str, *, reason: Reason | None = None) -> None:
         super().__init__(f'tool "{tool_id}" cannot be registered: {message}', reason=reason)
         self.tool_id = tool_id
 
 
 class StoreError(SetupError):
-    code = "store_unavailable"
+    code = Code.STORE_UNAVAILABLE
     default_reason = Reason.STORE_UNAVAILABLE
 
 
 class ConfigError(SetupError):
-    code = "config_invalid"
+    code = Code.CONFIG_INVALID
     default_reason = Reason.CONFIG_INVALID
 
 
 class DaemonUnreachable(SetupError):
-    code = "daemon_unreachable"
+    code = Code.DAEMON_UNREACHABLE
     default_reason = Reason.DAEMON_UNREACHABLE
 
 
 class DaemonUnauthorized(SetupError):
     """The daemon wants a bearer token (``COMPOZY_TOKEN``) and did not get the right one."""
 
-    code = "unauthorized"
+    code = Code.UNAUTHORIZED
     default_reason = Reason.TOKEN_MISSING

@@ -169,13 +169,20 @@ class Reason(StrEnum):
     LOOP_RUN_NOT_FOUND = "loop_run_not_found"
     LOOP_RUN_NOT_WAITING = "loop_run_not_waiting"
     LOOP_RUN_ENDED = "loop_run_ended"
-    LOOP_INPUT_INVALID = "loop_input_invalid"
     ACTION_CONTRACT_STALE = "action_contract_stale"
     GATE_REJECTED = "gate_rejected"
     TURN_NOT_COMPLETED = "turn_not_completed"
     RUN_INTERRUPTED = "run_interrupted"
     RUN_CANCELLED = "run_cancelled"
     REFERENCE_RENDER_FAILED = "reference_render_failed"
+
+    @classmethod
+    def of(cls, text: str, default: Reason) -> Reason:
+        """The reason named ``text`` (a daemon's, say), or ``default`` when it names none known."""
+        try:
+            return cls(text)
+        except ValueError:
+            return default
 
 
 #: the reason a lookup of ``kind`` ("session", "skill", ...) that found nothing reports

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from compozy_mcp.codes import Code
 from compozy_mcp.errors import ToolInvalidInput
 
 if TYPE_CHECKING:
@@ -281,7 +282,7 @@ class InputCheck:
     def is_valid(self, value: Any) -> bool:
         return (self.fast is not None and self.fast(value)) or self.validator.is_valid(value)
 
-    def check(self, tool_id: str, value: Any, *, code: str | None = None) -> Any:
+    def check(self, tool_id: str, value: Any, *, code: Code | None = None) -> Any:
         """``value`` with its integral floats made ints; :class:`ToolInvalidInput` naming the
         field if it breaks the schema."""
         if not self.is_valid(value):
@@ -417,7 +418,7 @@ def describe(errors: Any, *, unknown: str = "is not an input of this tool") -> t
     return _problem(error, unknown)
 
 
-def input_error(tool_id: str, errors: Any, *, code: str | None = None) -> ToolInvalidInput:
+def input_error(tool_id: str, errors: Any, *, code: Code | None = None) -> ToolInvalidInput:
     """The error to report for a failed validation: the most relevant one, by field."""
     field, problem = describe(errors)
     if field == "$":

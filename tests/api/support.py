@@ -74,6 +74,23 @@ def compozy_process(
     )
 
 
+def children(pid: int) -> set[int]:
+    """Every live process whose parent is ``pid`` (a daemon's agents)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # pid (comm) state ppid ...: comm may hold spaces, so split after its ")"
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] != "Z" and int(fields[1]) == pid:
+            found.add(int(entry.name))
+    return found
+
+
 @contextmanager
 def short_dir() -> Iterator[Path]:
     """A directory with a short path: a Unix socket path is limited to ~107 bytes."""

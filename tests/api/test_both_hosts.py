@@ -16,6 +16,7 @@ from tests.api.support import Daemon, Home, running_daemon, short_dir
 from compozy_mcp.config import Settings
 from compozy_mcp.errors import CompozyError
 from compozy_mcp.hostapi import HostClient
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.hostapi.remote import RemoteHost
 from compozy_mcp.hostapi.target import parse_target
@@ -72,18 +73,18 @@ async def host(request: pytest.FixtureRequest, served: tuple[Home, Daemon]) -> A
 async def _walk(host: Any) -> list[Any]:
     """A session's life and a Loop's, through the Host API; every answer, in order."""
     answers: list[Any] = []
-    created = await host.create_session({"agent_name": "general", "name": "both hosts"})
+    created = await host.call(ops.CREATE_SESSION, {"agent_name": "general", "name": "both hosts"})
     sid = created["session"]["id"]
     answers.append(created)
-    answers.append(await host.session_status(sid))
-    answers.append(await host.archive_session(sid))
-    answers.append(await host.unarchive_session(sid))
-    listed = await host.list_sessions({"limit": 100})
+    answers.append(await host.call(ops.SESSION_STATUS, {"session_id": sid}))
+    answers.append(await host.call(ops.ARCHIVE_SESSION, {"session_id": sid}))
+    answers.append(await host.call(ops.UNARCHIVE_SESSION, {"session_id": sid}))
+    listed = await host.call(ops.LIST_SESSIONS, {"limit": 100})
     answers.append([s for s in listed["sessions"] if s["id"] == sid])
-    answers.append(await host.validate_loop({"definition": "graph: {}\n"}))
-    answers.append(await host.list_agents())
-    answers.append(await host.archive_session(sid))
-    answers.append(await host.delete_session(sid))
+    answers.append(await host.call(ops.VALIDATE_LOOP, {"definition": "graph: {}\n"}))
+    answers.append(await host.call(ops.LIST_AGENTS, {}))
+    answers.append(await host.call(ops.ARCHIVE_SESSION, {"session_id": sid}))
+    answers.append(await host.call(ops.DELETE_SESSION, {"session_id": sid}))
     return answers
 
 
@@ -100,10 +101,10 @@ async def test_every_host_answers_the_same(host: Any, served: tuple[Home, Daemon
 async def test_every_host_fails_the_same(host: Any) -> None:
     failures: list[tuple[str, str]] = []
     for attempt in (
-        host.session_status("sess-nope"),
-        host.archive_session("sess-nope"),
-        host.create_session({"agent_name": "general", "result_view": "full"}),
-        host.create_session({"agent_name": 7}),
+        host.call(ops.SESSION_STATUS, {"session_id": "sess-nope"}),
+        host.call(ops.ARCHIVE_SESSION, {"session_id": "sess-nope"}),
+        host.call(ops.CREATE_SESSION, {"agent_name": "general", "result_view": "full"}),
+        host.call(ops.CREATE_SESSION, {"agent_name": 7}),
     ):
         with pytest.raises(CompozyError) as caught:
             await attempt
@@ -118,20 +119,46 @@ async def test_every_host_fails_the_same(host: Any) -> None:
 
 async def test_every_host_walks_a_task_the_same(host: Any) -> None:
     """Issue 27: a task queued, claimed, delivered and accepted through either host."""
-    session = (await host.create_session({"agent_name": "general"}))["session"]["id"]
-    task = (await host.task("create", {"title": "both hosts", "priority": 1000}))["task"]
-    claimed = await host.task("run_claim_next", {"session_id": session, "lease_seconds": 60})
+    session = (await host.call(ops.CREATE_SESSION, {"agent_name": "general"}))["session"]["id"]
+    task = (await host.call(ops.BY_NAME["task_create"], {"title": "both hosts", "priority": 1000}))[
+        "task"
+    ]
+    claimed = await host.call(
+        ops.BY_NAME["task_run_claim_next"], {"session_id": session, "lease_seconds": 60}
+    )
     assert claimed["task"]["task_id"] == task["task_id"]
     run_id = claimed["task"]["current_run"]["run_id"]
-    await host.task("run_heartbeat", {"run_id": run_id})
-    delivered = await host.task("run_complete", {"run_id": run_id, "summary": "done"})
+    await host.call(ops.BY_NAME["task_run_heartbeat"], {"run_id": run_id})
+    delivered = await host.call(
+        ops.BY_NAME["task_run_complete"], {"run_id": run_id, "summary": "done"}
+    )
     delivery = delivered["task"]["current_run"]["delivery_id"]
-    reviewed = await host.task(
-        "run_review_submit", {"task_id": task["task_id"], "decision": "accept"}
+    reviewed = await host.call(
+        ops.BY_NAME["task_run_review_submit"], {"task_id": task["task_id"], "decision": "accept"}
     )
     assert (reviewed["task"]["state"], reviewed["review"]["delivery_id"]) == ("done", delivery)
-    listed = await host.task("list", {"states": ["done"], "limit": 500})
+    listed = await host.call(ops.BY_NAME["task_list"], {"states": ["done"], "limit": 500})
     assert task["task_id"] in [t["task_id"] for t in listed["tasks"]]
     with pytest.raises(CompozyError) as caught:
-        await host.task("status", {"task_id": "task-nope"})
+        await host.call(ops.BY_NAME["task_status"], {"task_id": "task-nope"})
     assert (caught.value.code, str(caught.value.reason)) == ("not_found", "not_found")
+
+
+async def test_every_host_sets_shows_and_wakes_a_heartbeat_the_same(host: Any) -> None:
+    """Issue 27: a session's heartbeat through either host, with the policy it runs under."""
+    session = (await host.call(ops.CREATE_SESSION, {"agent_name": "general"}))["session"]["id"]
+    given = {"session_id": session, "cron": "0 9 * * 1-5", "quiet_hours": "22:00-06:00"}
+    beat = (await host.call(ops.BY_NAME["heartbeat_set"], given))["heartbeat"]
+    assert (beat["cron"], beat["quiet_hours"], beat["enabled"]) == (
+        "0 9 * * 1-5",
+        "22:00-06:00",
+        True,
+    )
+    shown = (await host.call(ops.BY_NAME["heartbeat_status"], {"session_id": session}))["heartbeat"]
+    assert shown["snapshot_id"] == beat["snapshot_id"]
+    assert shown["prompt"]  # the full record
+    woken = (await host.call(ops.BY_NAME["heartbeat_wake"], {"session_id": session}))["heartbeat"]
+    assert woken["last_outcome"] in ("woken", "skipped_busy")
+    with pytest.raises(CompozyError) as caught:
+        await host.call(ops.BY_NAME["heartbeat_set"], {"session_id": session, "cron": "61 * * * *"})
+    assert (caught.value.code, str(caught.value.reason)) == ("tool_invalid_input", "schema_invalid")

@@ -7,6 +7,7 @@ import pytest
 from compozy_mcp import errors as api_errors
 from compozy_mcp.api.openapi import ERROR_CAUSES
 from compozy_mcp.api.responses import STATUS_BY_CODE, status_for
+from compozy_mcp.codes import Code
 from compozy_mcp.errors import (
     CompozyError,
     ModelNotFound,
@@ -31,7 +32,7 @@ T = "compozy__session_status"
     ("error", "status"),
     [
         (ToolInvalidInput(T, "x"), 400),
-        (ToolInvalidInput(T, "x", code="invalid_request"), 400),
+        (ToolInvalidInput(T, "x", code=Code.INVALID_REQUEST), 400),
         (ResultViewInvalid(T), 400),
         (ToolDenied(T, "x"), 403),
         (ResultViewPinned(T, "full"), 403),

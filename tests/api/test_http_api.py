@@ -788,7 +788,8 @@ def _worktree_calls(api: ContractClient, tmp_path: Path) -> set[tuple[str, str]]
 
 def _task_calls(api: ContractClient) -> set[tuple[str, str]]:
     """The task operations (issue 27): a task queued, claimed, heartbeaten, completed, sent
-    back by a review, released, claimed and failed, updated, listed and cancelled."""
+    back by a review, released, claimed and failed, updated, listed and cancelled; then the
+    worker's heartbeat set, shown and woken."""
     done: set[tuple[str, str]] = set()
 
     def send(method: str, path: str, **kw: Any) -> Any:
@@ -822,6 +823,11 @@ def _task_calls(api: ContractClient) -> set[tuple[str, str]]:
     assert [t["task_id"] for t in listed["tasks"]] == [task["task_id"]]
     send("GET", "/api/tasks/{task_id}", task_id=task["task_id"])
     send("POST", "/api/tasks/{task_id}/cancel", task_id=task["task_id"])
+    beat = "/api/sessions/{session_id}/heartbeat"
+    send("PUT", beat, session_id=worker["id"], json={"cron": "*/30 * * * *"})
+    status = send("GET", beat, session_id=worker["id"])["heartbeat"]
+    assert (status["cron"], status["snapshot_id"][:4]) == ("*/30 * * * *", "pol-")
+    send("POST", beat + "/wake", session_id=worker["id"])
     return done
 
 

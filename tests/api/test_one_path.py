@@ -20,7 +20,9 @@ from compozy_mcp.assembly import App, open_app
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.config import Settings
 from compozy_mcp.errors import HookDenied
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.local import LocalHost
+from compozy_mcp.hostapi.operation import Body
 from compozy_mcp.store import SQLiteStore
 
 pytestmark = pytest.mark.anyio
@@ -29,29 +31,33 @@ Operation = Callable[[LocalHost, str], Awaitable[Any]]
 
 #: each session operation of the Host API, the tool it is, and its HTTP route
 OPERATIONS: dict[str, tuple[Operation, str, str]] = {
-    "compozy__session_list": (lambda host, sid: host.list_sessions({}), "GET", "/sessions"),
+    "compozy__session_list": (
+        lambda host, sid: host.call(ops.LIST_SESSIONS, {}),
+        "GET",
+        "/sessions",
+    ),
     "compozy__session_status": (
-        lambda host, sid: host.session_status(sid),
+        lambda host, sid: host.call(ops.SESSION_STATUS, {"session_id": sid}),
         "GET",
         "/sessions/{sid}",
     ),
     "compozy__session_create": (
-        lambda host, sid: host.create_session({"agent_name": "general"}),
+        lambda host, sid: host.call(ops.CREATE_SESSION, {"agent_name": "general"}),
         "POST",
         "/sessions",
     ),
     "compozy__session_archive": (
-        lambda host, sid: host.archive_session(sid),
+        lambda host, sid: host.call(ops.ARCHIVE_SESSION, {"session_id": sid}),
         "POST",
         "/sessions/{sid}/archive",
     ),
     "compozy__session_unarchive": (
-        lambda host, sid: host.unarchive_session(sid),
+        lambda host, sid: host.call(ops.UNARCHIVE_SESSION, {"session_id": sid}),
         "POST",
         "/sessions/{sid}/unarchive",
     ),
     "compozy__session_delete": (
-        lambda host, sid: host.delete_session(sid),
+        lambda host, sid: host.call(ops.DELETE_SESSION, {"session_id": sid}),
         "DELETE",
         "/sessions/{sid}",
     ),
@@ -60,7 +66,7 @@ OPERATIONS: dict[str, tuple[Operation, str, str]] = {
 
 @pytest.fixture
 async def session(app: App) -> str:
-    created = await LocalHost(app).create_session({"agent_name": "general"})
+    created = await LocalHost(app).call(ops.CREATE_SESSION, {"agent_name": "general"})
     session_id: str = created["session"]["id"]
     return session_id
 
@@ -124,7 +130,9 @@ async def test_the_routes_still_return_complete_records_past_the_result_budget(
     with open_app(small, store=SQLiteStore.memory(), clock=clock) as app:
         host = LocalHost(app)
         for index in range(20):
-            await host.create_session({"agent_name": "general", "name": f"session {index:03d}"})
+            await host.call(
+                ops.CREATE_SESSION, {"agent_name": "general", "name": f"session {index:03d}"}
+            )
         transport = httpx2.ASGITransport(app=api_app(host, document))
         async with httpx2.AsyncClient(transport=transport, base_url="http://localhost") as http:
             response = await http.get("/sessions", params={"limit": 50})
@@ -150,3 +158,56 @@ async def test_the_loop_routes_return_complete_records_past_the_result_budget(
             loop_id = made.json()["loop"]["id"]
             shown = (await http.get(f"/loops/{loop_id}")).json()
             assert shown["loop"]["id"] == loop_id
+
+
+def _minimal(schema: dict[str, Any]) -> Any:
+    """A value the schema takes, as small as it gets (ids are made up: the hook runs before
+    the tool looks anything up)."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    for key in ("oneOf", "anyOf"):
+        if key in schema:
+            return _minimal(schema[key][0])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next(k for k in kind if k != "null")
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return {name: _minimal(properties[name]) for name in schema.get("required", ())}
+    if kind == "array":
+        return [_minimal(schema.get("items", {}))] * schema.get("minItems", 0)
+    if kind in {"integer", "number"}:
+        return max(1, schema.get("minimum", 1))
+    if kind == "boolean":
+        return False
+    return "x-1" if schema.get("minLength", 1) <= 3 else "x" * schema["minLength"]
+
+
+TOOL_OPERATIONS = [operation for operation in ops.OPERATIONS if operation.tool_id is not None]
+
+
+@pytest.mark.parametrize("operation", TOOL_OPERATIONS, ids=lambda o: o.name)
+async def test_every_declared_operation_meets_a_deny_hook_on_its_tool(
+    app: App, http: httpx2.AsyncClient, operation: Any
+) -> None:
+    """Issue 24, items 1 and 2: whatever operation is declared on a tool, its Host API call
+    (the CLI's path) and its HTTP route are that tool's call through the one dispatcher."""
+    from compozy_mcp.hostapi.inputs import input_schema
+
+    assert operation.tool_id is not None
+    hook = _deny(app, operation.tool_id)
+    args = _minimal(input_schema(operation.tool_id))
+    for field in operation.path_fields:
+        args.setdefault(field, "x-1")
+    with pytest.raises(HookDenied, match="not today"):
+        await LocalHost(app).call(operation, args)
+    path, rest = operation.http_path(args, str)
+    if operation.body is Body.NONE:
+        response = await http.request(operation.method, path, params=operation.query_of(rest))
+    else:
+        response = await http.request(operation.method, path, json=rest)
+    assert response.status_code == 403, response.text
+    assert response.json()["error"]["reason"] == "hook_denied"
+    assert {seen["tool_id"] for seen in hook.of("pre_call")} == {operation.tool_id}

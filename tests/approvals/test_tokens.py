@@ -9,6 +9,7 @@ import hashlib
 from typing import Any
 
 import pytest
+from tests import pg
 from tests.approvals.support import AGENT, RENAME, agent_session, pending, scope
 from tests.conftest import Caller
 
@@ -23,9 +24,11 @@ from compozy_mcp.errors import (
     ToolDenied,
     ToolInvalidInput,
 )
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.local import LocalHost
 
-pytestmark = pytest.mark.anyio
+#: on each engine (PostgreSQL in the postgres tier)
+pytestmark = [pytest.mark.anyio, pg.on_both_engines]
 
 
 def rename(name: str, **extra: Any) -> dict[str, Any]:
@@ -34,8 +37,8 @@ def rename(name: str, **extra: Any) -> dict[str, Any]:
 
 async def mint(app: App, tool_id: str = RENAME, **fields: Any) -> dict[str, Any]:
     fields.setdefault("session_id", AGENT)
-    minted: dict[str, Any] = await LocalHost(app).mint_approval(tool_id, fields)
-    return minted["approval"]  # type: ignore[no-any-return]
+    minted = await LocalHost(app).call(ops.MINT_APPROVAL, {**fields, "tool_id": tool_id})
+    return minted["approval"]
 
 
 async def refused(call: Caller, tool_input: dict[str, Any], token: str, **kw: Any) -> str:
@@ -149,8 +152,10 @@ async def test_mint_names_a_tool_and_a_session_that_exist(app: App, agent: str) 
 
 async def test_only_the_operator_mints(app: App, agent: str) -> None:
     with pytest.raises(ToolDenied) as caught:
-        await LocalHost(app).mint_approval(
-            RENAME, {"session_id": AGENT, "input": {}}, session=AGENT
+        await LocalHost(app).call(
+            ops.MINT_APPROVAL,
+            {"tool_id": RENAME, "session_id": AGENT, "input": {}},
+            session=AGENT,
         )
     assert (caught.value.code, caught.value.reason) == (
         "tool_denied",

@@ -4,6 +4,7 @@ where either is missing."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,12 +12,16 @@ from typing import Any
 
 import pytest
 from tests.api.support import Daemon, Home, running_daemon
+from tests.board import support
+from tests.board.support import HOSTILE
+
+from compozy_mcp.board.app import TRANSCRIPT_PAGE
 
 pytestmark = pytest.mark.browser
 
 CHROMIUM = Path("/usr/bin/chromium")
-HOSTILE = '<img src=x onerror=alert(1)><script>alert("x")</script>'
 TOKEN = "s3cret-browser-token"
+AUTHORIZED = {"Authorization": f"Bearer {TOKEN}"}
 
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason="Playwright for Python is not installed (pip install playwright)"
@@ -119,6 +124,11 @@ def test_a_card_moves_when_a_turn_starts_and_ends(daemon: Daemon, page: Any) -> 
     settled = status(daemon, made["id"])["board_column"]
     assert settled != made["board_column"]
     card_in(page, settled, made["id"]).wait_for(timeout=15_000)
+    summary = card_in(page, settled, made["id"]).locator(".last-turn .summary")
+    assert summary.inner_text() == "echo: hello"  # the last turn's summary, and how long ago
+    assert (
+        card_in(page, settled, made["id"]).locator(".last-turn .age").inner_text().endswith(" ago")
+    )
 
 
 def test_hostile_names_and_messages_run_nothing(daemon: Daemon, page: Any) -> None:
@@ -147,36 +157,55 @@ def test_the_filters_hide_cards_that_do_not_match(daemon: Daemon, page: Any) -> 
     assert not page.locator(f"#card-{other['id']}").is_visible()
 
 
-def test_the_token_is_asked_once_and_kept_for_the_tab(
-    tmp_path_factory: pytest.TempPathFactory, browser: Any
-) -> None:
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    """A daemon started with --token-file: every page asks for its token."""
     home = Home.make(tmp_path_factory.mktemp("board-browser-token"))
     token_file = home.path.parent / "token"
     token_file.write_text(TOKEN + "\n")
-    authorized = {"Authorization": f"Bearer {TOKEN}"}
     with running_daemon(
         home,
         *("--port", "0", "--no-uds", "--token-file", str(token_file)),
         listeners=1,
-        ready_headers=authorized,
+        ready_headers=AUTHORIZED,
     ) as running:
-        made = create(running, headers=authorized, name="behind the token")
-        context = browser.new_context()
-        try:
-            page = context.new_page()
-            page.goto(board(running))
-            page.locator("#token").wait_for()
-            page.fill("#token", TOKEN)
-            page.keyboard.press("Enter")
-            page.locator(f"#card-{made['id']}").wait_for()
-            assert page.evaluate("sessionStorage.getItem('compozy.token')") == TOKEN
-            assert page.evaluate("localStorage.length") == 0
-            assert TOKEN not in page.url
-            page.reload()  # kept for the tab: no second prompt
-            page.locator(f"#card-{made['id']}").wait_for()
-            assert page.locator("#token-form").is_hidden()
-        finally:
-            context.close()
+        yield running
+
+
+#: each page, and what it shows once it has the token
+PAGES = {
+    "board": ("", "#board .columns"),
+    "session": ("session?id={session}", ".session .name"),
+    "loops": ("loops", "#loops .runs"),
+    "hooks": ("hooks", "#hooks .hook-runs"),
+    "approvals": ("approvals", "#approvals .grants"),
+}
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_every_page_asks_the_token_once_and_keeps_it_for_the_tab(
+    guarded: Daemon, browser: Any, name: str
+) -> None:
+    made = create(guarded, headers=AUTHORIZED, name="behind the token")
+    path, drawn = PAGES[name]
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(board(guarded) + path.format(session=made["id"]))
+        page.locator("#token").wait_for()
+        assert page.locator(drawn).count() == 0  # nothing shown before the token
+        page.fill("#token", TOKEN)
+        page.keyboard.press("Enter")
+        page.locator(drawn).wait_for()
+        assert page.locator("#token-form").is_hidden()
+        assert page.evaluate("sessionStorage.getItem('compozy.token')") == TOKEN
+        assert page.evaluate("localStorage.length") == 0
+        assert TOKEN not in page.url
+        page.reload()  # kept for the tab: no second prompt
+        page.locator(drawn).wait_for()
+        assert page.locator("#token-form").is_hidden()
+    finally:
+        context.close()
 
 
 def test_the_page_loads_no_asset_from_elsewhere(daemon: Daemon, page: Any) -> None:
@@ -238,13 +267,20 @@ def test_a_permission_request_is_answered_from_the_page_and_counted_in_the_title
         watcher.context.close()
 
 
-def test_cancel_from_the_session_page_ends_the_turn(asking: Daemon, page: Any) -> None:
-    daemon = asking
-    made = create(daemon, name="cancelled", provider="echo")
+def ask_to_write(daemon: Daemon, page: Any, name: str) -> dict[str, Any]:
+    """An echo session ``name``, its page open in ``page``, prompted from it to write a file
+    (it asks permission first): the session."""
+    made = create(daemon, name=name, provider="echo")
     page.goto(board(daemon) + f"session?id={made['id']}")
     page.locator(".session .name").wait_for()
     page.fill("#prompt", "write")
     page.click("#prompt-form button[type=submit]")
+    return made
+
+
+def test_cancel_from_the_session_page_ends_the_turn(asking: Daemon, page: Any) -> None:
+    daemon = asking
+    made = ask_to_write(daemon, page, "cancelled")
     page.locator("button.decide").first.wait_for(timeout=20_000)
     page.click("#cancel")
     page.locator(".transcript .event.turn_ended").first.wait_for(timeout=20_000)
@@ -259,13 +295,18 @@ GATE_LOOP = (
 )
 
 
-def test_a_gate_is_approved_from_the_loops_page(daemon: Daemon, page: Any) -> None:
+def start_gated_run(daemon: Daemon, loop_id: str) -> str:
+    """A run of :data:`GATE_LOOP` saved as ``loop_id``: its id (the run waits at the gate)."""
     with daemon.client() as client:
-        made = client.post("/api/loops", json={"definition": GATE_LOOP, "loop_id": "gated"})
+        made = client.post("/api/loops", json={"definition": GATE_LOOP, "loop_id": loop_id})
         assert made.status_code == 201, made.text
-        started = client.post("/api/loops/gated/runs", json={})
+        started = client.post(f"/api/loops/{loop_id}/runs", json={})
         assert started.status_code in (200, 201, 202), started.text
-    run_id = started.json()["run"]["run_id"]
+    return str(started.json()["run"]["run_id"])
+
+
+def test_a_gate_is_approved_from_the_loops_page(daemon: Daemon, page: Any) -> None:
+    run_id = start_gated_run(daemon, "gated")
     page.goto(board(daemon) + "loops")
     run = page.locator(f'section.run[data-run="{run_id}"]')
     run.locator(".gate li", has_text="Is <b>it</b> right?").wait_for(timeout=15_000)  # as text
@@ -274,3 +315,163 @@ def test_a_gate_is_approved_from_the_loops_page(daemon: Daemon, page: Any) -> No
     page.locator(f'section.run[data-run="{run_id}"][data-status="succeeded"]').wait_for(
         timeout=15_000
     )
+
+
+def invoke(daemon: Daemon, tool: str, **tool_input: Any) -> dict[str, Any]:
+    with daemon.client() as client:
+        return support.invoke(client, tool, **tool_input)
+
+
+def prompt(daemon: Daemon, session_id: str, text: str) -> None:
+    with daemon.client() as client:
+        response = client.post(
+            f"/api/sessions/{session_id}/prompt", json={"prompt": text, "wait": True}
+        )
+    assert response.status_code == 200, response.text
+
+
+def tab_to(page: Any, selector: str, presses: int = 80) -> None:
+    """Press Tab until the element ``selector`` names has the focus (keyboard access: it can
+    be reached without a mouse); fails when it cannot be reached."""
+    target = page.locator(selector)
+    target.wait_for()
+    for _ in range(presses):
+        page.keyboard.press("Tab")
+        if target.evaluate("element => element === document.activeElement"):
+            return
+    pytest.fail(f"{selector} cannot be reached with the Tab key")
+
+
+def test_the_filters_and_a_card_work_from_the_keyboard(daemon: Daemon, page: Any) -> None:
+    made = create(daemon, name="opened by keyboard")
+    hidden = create(daemon, name="archived, shown when asked")
+    with daemon.client() as client:
+        assert client.post(f"/api/sessions/{hidden['id']}/archive").status_code == 200
+    page.goto(board(daemon))
+    page.locator(f"#card-{made['id']}").wait_for()
+    assert page.locator(f"#card-{hidden['id']}").count() == 0
+    tab_to(page, "#filter-archived")
+    page.keyboard.press("Space")
+    page.locator(f"#card-{hidden['id']}").wait_for()
+    tab_to(page, "#filter-text")
+    page.keyboard.type("opened by")
+    assert not page.locator(f"#card-{hidden['id']}").is_visible()
+    tab_to(page, f"#card-{made['id']} .name a")
+    page.keyboard.press("Enter")
+    page.locator(".session .name", has_text="opened by keyboard").wait_for()
+
+
+def test_prompt_rename_stop_and_archive_from_the_keyboard(daemon: Daemon, page: Any) -> None:
+    made = create(daemon, name="driven by keyboard", provider="echo")
+    page.goto(board(daemon) + f"session?id={made['id']}")
+    page.locator(".session .name").wait_for()
+    tab_to(page, "#prompt")
+    page.keyboard.type("typed")
+    tab_to(page, "#prompt-form button[type=submit]")
+    page.keyboard.press("Enter")
+    page.locator(".transcript .event", has_text="echo: typed").first.wait_for(timeout=20_000)
+
+    tab_to(page, "#new-name")
+    page.keyboard.type("renamed by keyboard")
+    tab_to(page, "#rename")
+    page.keyboard.press("Space")
+    page.locator(".session .name", has_text="renamed by keyboard").wait_for()
+    assert status(daemon, made["id"])["name"] == "renamed by keyboard"
+
+    tab_to(page, "#stop")
+    page.keyboard.press("Enter")
+    page.locator("#status", has_text="stop: done").wait_for()
+    assert status(daemon, made["id"])["state"] == "stopped"
+
+    tab_to(page, "#archive")
+    page.keyboard.press("Space")
+    page.locator("#status", has_text="archive: done").wait_for()
+    assert status(daemon, made["id"])["archived_at"] is not None
+
+
+def test_permission_and_cancel_from_the_keyboard(asking: Daemon, page: Any) -> None:
+    daemon = asking
+    made = ask_to_write(daemon, page, "answered by keyboard")
+    tab_to(page, "button.decide[data-decision='allow-once']")
+    page.keyboard.press("Enter")
+    page.locator(".transcript .event", has_text="wrote notes.txt").first.wait_for(timeout=20_000)
+    assert status(daemon, made["id"])["pending_interactions"] == []
+
+    page.fill("#prompt", "write")
+    page.click("#prompt-form button[type=submit]")
+    page.locator("button.decide").first.wait_for(timeout=20_000)
+    tab_to(page, "#cancel")
+    page.keyboard.press("Space")
+    page.locator(".transcript .event.turn_ended").nth(1).wait_for(timeout=20_000)
+    assert status(daemon, made["id"])["pending_interactions"] == []
+
+
+def test_a_gate_is_approved_from_the_keyboard(daemon: Daemon, page: Any) -> None:
+    run_id = start_gated_run(daemon, "gated-keys")
+    page.goto(board(daemon) + "loops")
+    tab_to(page, f'section.run[data-run="{run_id}"] button.gate-answer[data-decision=approve]')
+    page.keyboard.press("Space")
+    page.locator(f'section.run[data-run="{run_id}"][data-status="succeeded"]').wait_for(
+        timeout=15_000
+    )
+
+
+def test_hook_runs_show_a_failure_and_its_hostile_stderr_as_text(daemon: Daemon, page: Any) -> None:
+    with daemon.client() as client:
+        support.add_failing_hook(client, "compozy__session_unarchive")
+    made = create(daemon, name="hooked")
+    invoke(daemon, "compozy__session_unarchive", session_id=made["id"])
+    page.goto(board(daemon) + "hooks")
+    run = page.locator("section.hook-run.failed", has_text="hostile-stderr").first
+    run.wait_for()
+    assert run.get_attribute("data-outcome") == "error"
+    assert run.locator("pre.stderr").inner_text() == HOSTILE  # shown as text
+    assert page.locator("#hooks img, #hooks script").count() == 0
+    tab_to(page, "#failed-only")  # failed runs only, from the keyboard
+    page.keyboard.press("Space")
+    page.locator("section.hook-run", has_text="hostile-stderr").first.wait_for()
+    assert page.locator("section.hook-run:not(.failed)").count() == 0
+    page.wait_for_timeout(300)
+    assert page.dialogs == []
+
+
+def test_a_remembered_approval_shows_its_hostile_input_and_is_revoked_by_keyboard(
+    daemon: Daemon, page: Any
+) -> None:
+    with daemon.client() as client:
+        grant = support.remember_hostile_grant(client, "compozy__session_unarchive", "session_id")
+    page.goto(board(daemon) + "approvals")
+    shown = page.locator(f"#grant-{grant['id']}")
+    shown.wait_for()
+    assert json.loads(shown.locator("pre.input").inner_text()) == {"session_id": HOSTILE}
+    assert page.locator("#approvals img, #approvals script").count() == 0
+    tab_to(page, f"#revoke-{grant['id']}")
+    page.keyboard.press("Enter")
+    shown.wait_for(state="detached")
+    listed = invoke(daemon, "compozy__tool_approvals_list")["grants"]
+    assert grant["id"] not in [found["id"] for found in listed]
+    page.wait_for_timeout(300)
+    assert page.dialogs == []
+
+
+def test_a_long_transcript_is_shown_to_its_end(daemon: Daemon, page: Any) -> None:
+    made = create(daemon, name="long talk", provider="echo")
+    turns = 0
+    with daemon.client() as client:
+        while (
+            len(
+                client.get(f"/api/sessions/{made['id']}/events", params={"limit": 500}).json()[
+                    "events"
+                ]
+            )
+            <= TRANSCRIPT_PAGE
+        ):
+            prompt(daemon, made["id"], f"turn {turns}")
+            turns += 1
+    page.goto(board(daemon) + f"session?id={made['id']}")
+    last = page.locator(".transcript .event", has_text=f"echo: turn {turns - 1}")
+    last.first.wait_for(timeout=20_000)
+    assert page.locator(".transcript .event", has_text="echo: turn 0").count() == 1
+    assert page.locator(".transcript .event.turn_ended").count() == turns
+    prompt(daemon, made["id"], "one more")  # and it goes on as the session does
+    page.locator(".transcript .event", has_text="echo: one more").first.wait_for(timeout=20_000)

@@ -11,10 +11,11 @@ from typing import Any
 import httpx2
 import pytest
 from tests.api.support import Daemon, Home, running_daemon
+from tests.board.support import HOSTILE, add_failing_hook, invoke, remember_hostile_grant
+
+from compozy_mcp.board.app import TRANSCRIPT_PAGE
 
 pytestmark = pytest.mark.process
-
-HOSTILE = '<img src=x onerror=alert(1)><script>alert("x")</script>'
 
 
 @pytest.fixture(scope="module")
@@ -86,13 +87,25 @@ def test_archived_sessions_are_hidden_unless_asked(client: httpx2.Client) -> Non
 
 
 def test_gets_change_nothing(client: httpx2.Client) -> None:
-    create(client, name="unchanged")
+    made = create(client, name="unchanged")
+    grants = invoke(client, "compozy__tool_approvals_list")
     before = client.get("/api/sessions").json()
-    for path in ("/", "/board/cards", "/board/cards?archived=1", "/static/board.js"):
-        client.get(path)
+    for path in (
+        "/",
+        "/board/cards",
+        "/board/cards?archived=1",
+        "/static/board.js",
+        f"/board/session?id={made['id']}",
+        f"/board/transcript?id={made['id']}",
+        "/board/loops",
+        "/board/hooks",
+        "/board/approvals",
+    ):
+        assert client.get(path).status_code == 200, path
     with client.stream("GET", "/board/stream") as stream:
         next(stream.iter_lines())
     assert client.get("/api/sessions").json() == before
+    assert invoke(client, "compozy__tool_approvals_list") == grants
 
 
 def test_a_post_from_another_origin_is_refused(client: httpx2.Client) -> None:
@@ -151,9 +164,18 @@ def test_with_a_token_the_page_loads_and_its_data_needs_the_token(
         ) as running,
         running.client() as anonymous,
     ):
-        assert anonymous.get("/").status_code == 200  # the shell: no data, asks for the token
-        assert anonymous.get("/board/cards").status_code == 401
-        assert anonymous.get("/board/stream").status_code == 401
+        for shell in ("/", "/session?id=x", "/loops", "/hooks", "/approvals", "/static/common.js"):
+            assert anonymous.get(shell).status_code == 200, shell  # no data: asks for the token
+        for data in (
+            "/board/cards",
+            "/board/stream",
+            "/board/session?id=x",
+            "/board/transcript?id=x",
+            "/board/loops",
+            "/board/hooks",
+            "/board/approvals",
+        ):
+            assert anonymous.get(data).status_code == 401, data
         assert anonymous.get("/board/cards", headers=authorized).status_code == 200
 
 
@@ -166,13 +188,127 @@ def test_the_session_page_escapes_names_and_agent_messages(client: httpx2.Client
     shell = client.get(f"/session?id={made['id']}")
     assert shell.headers["content-security-policy"].startswith("default-src 'none'")
     assert made["id"] not in shell.text  # the shell holds no data: it loads before the token
-    detail = client.get("/board/session", params={"id": made["id"]}).text
-    assert "&lt;img src=x onerror=alert(1)&gt;" in detail
-    assert "<img" not in detail
-    assert "<script" not in detail
+    for fragment in ("/board/session", "/board/transcript"):
+        detail = client.get(fragment, params={"id": made["id"]}).text
+        assert "&lt;img src=x onerror=alert(1)&gt;" in detail
+        assert "<img" not in detail
+        assert "<script" not in detail
 
 
 def test_the_session_fragment_of_an_unknown_session_is_a_404(client: httpx2.Client) -> None:
     response = client.get("/board/session", params={"id": "sess-nope"})
     assert response.status_code == 404
     assert response.json()["error"]["reason"] == "session_not_found"
+
+
+def test_a_card_shows_its_last_turns_summary(client: httpx2.Client) -> None:
+    made = create(client, name="summarized", provider="echo")
+    assert 'class="summary"' not in _card(client.get("/board/cards").text, made["id"])
+    response = client.post(
+        f"/api/sessions/{made['id']}/prompt", json={"prompt": "tell me", "wait": True}
+    )
+    assert response.status_code == 200, response.text
+    shown = _card(client.get("/board/cards").text, made["id"])
+    assert re.search(
+        r'<span class="turn-status">completed</span> <span class="age">\d+s ago', shown
+    )
+    assert '<span class="summary">echo: tell me</span>' in shown
+
+
+def _card(cards: str, session_id: str) -> str:
+    found = re.search(rf'<article [^>]*id="card-{session_id}".*?</article>', cards, re.S)
+    assert found is not None
+    return found.group(0)
+
+
+def _events(client: httpx2.Client, session_id: str) -> int:
+    page = client.get(f"/api/sessions/{session_id}/events", params={"limit": 500}).json()
+    return len(page["events"])
+
+
+def test_the_transcript_is_read_a_page_at_a_time_to_its_end(client: httpx2.Client) -> None:
+    made = create(client, name="long", provider="echo")
+    turns = 0
+    while _events(client, made["id"]) <= TRANSCRIPT_PAGE:  # more than one page of events
+        response = client.post(
+            f"/api/sessions/{made['id']}/prompt",
+            json={"prompt": f"turn {turns}", "wait": True},
+        )
+        assert response.status_code == 200, response.text
+        turns += 1
+    pages, cursor, more = [], 0, True
+    while more:
+        page = client.get("/board/transcript", params={"id": made["id"], "cursor": cursor}).text
+        head = re.search(r'data-next-cursor="(\d+)" data-more="(true|false)"', page)
+        assert head is not None
+        cursor, more = int(head.group(1)), head.group(2) == "true"
+        pages.append(page)
+    assert len(pages) >= 2
+    whole = "".join(pages)
+    assert "echo: turn 0<" in whole
+    assert f"echo: turn {turns - 1}<" in whole  # the end of a long session is readable
+    assert whole.count('<span class="kind">turn_ended</span>') == turns
+
+
+def test_a_transcript_cursor_that_is_not_a_number_is_a_400(client: httpx2.Client) -> None:
+    made = create(client, name="cursor")
+    response = client.get("/board/transcript", params={"id": made["id"], "cursor": "x"})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_request"
+
+
+def test_hook_runs_show_failures_with_their_stderr_escaped(client: httpx2.Client) -> None:
+    add_failing_hook(client, "compozy__session_rename")
+    made = create(client, name="renamed by a hooked call")
+    invoke(client, "compozy__session_rename", session_id=made["id"], name="renamed")
+    for query in ("", "?failed=1"):
+        runs = client.get("/board/hooks" + query).text
+        run = re.search(
+            r'<section class="hook-run failed"[^>]*data-outcome="error">.*?</section>', runs, re.S
+        )
+        assert run is not None, query
+        assert "hostile-stderr" in run.group(0)
+        assert "exit 3" in run.group(0)
+        assert '<pre class="stderr">&lt;img src=x onerror=alert(1)&gt;&lt;script&gt;' in run.group(
+            0
+        )
+        assert "<img" not in runs
+        assert "<script" not in runs
+
+
+def test_remembered_approvals_are_listed_with_their_inputs_escaped_and_revoked(
+    client: httpx2.Client,
+) -> None:
+    grant = remember_hostile_grant(client, "compozy__session_rename", "name")
+    listed = client.get("/board/approvals").text
+    shown = re.search(
+        rf'<section class="grant" id="grant-{grant["id"]}".*?</section>', listed, re.S
+    )
+    assert shown is not None
+    assert "&lt;img src=x onerror=alert(1)&gt;" in shown.group(0)
+    assert f'data-grant="{grant["id"]}">Revoke</button>' in shown.group(0)
+    assert "<img" not in listed
+    invoke(client, "compozy__tool_approvals_revoke", grant_id=grant["id"])
+    assert f'id="grant-{grant["id"]}"' not in client.get("/board/approvals").text
+
+
+def test_the_session_page_links_a_parent_and_its_children_and_the_card_counts_them(
+    client: httpx2.Client,
+) -> None:
+    parent = create(client, name="parent")
+    child = invoke(
+        client,
+        "compozy__session_spawn",
+        parent_session_id=parent["id"],
+        agent_name="general",
+        ttl_seconds=3600,
+        name=HOSTILE,
+    )["session_id"]
+    shown = client.get("/board/session", params={"id": parent["id"]}).text
+    assert f'child <a href="/session?id={child}">&lt;img src=x' in shown
+    shown = client.get("/board/session", params={"id": child}).text
+    assert f'parent <a href="/session?id={parent["id"]}">{parent["id"]}</a>' in shown
+    alone = client.get("/board/session", params={"id": create(client, name="alone")["id"]}).text
+    assert "Lineage" not in alone  # no parent, no children: no empty section
+    card = _card(client.get("/board/cards").text, parent["id"])
+    assert '<p class="children">1 child session</p>' in card

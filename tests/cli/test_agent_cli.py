@@ -47,7 +47,7 @@ def test_agent_list_documents_are_the_routes_payload(tmp_path: Path) -> None:
     assert as_json == as_yaml
     echo = next(agent for agent in as_json["agents"] if agent["name"] == "echo")
     assert echo["models"] == ["echo-1"]
-    assert echo["command"][1:] == ["-m", "compozy_mcp.agents.echo"]
+    assert echo["command"][1:] == ["-m", "compozy_mcp.echo_agent"]
     assert as_json["problems"] == []
 
 

@@ -105,6 +105,25 @@ def test_markdown_puts_each_field_under_its_tool() -> None:
     assert "tools[].output_views" in found["compozy__tool_list"]
 
 
+def test_the_task_and_heartbeat_tools_are_listed_keeping_the_ids_the_spec_names() -> None:
+    """Issue 27: the note lists the new tools; what the spec says their compact records keep
+    (the policy snapshot_id, a review's delivery_id) is not among the fields that moved."""
+    found = sections(releasenote.markdown(releasenote.changes(REGISTRY)))
+    new_tools = [
+        tool
+        for tool in WITH_VIEWS
+        if tool.startswith(("compozy__task_", "compozy__agent_heartbeat_"))
+    ]
+    assert len(new_tools) == 14
+    heartbeat = found["compozy__agent_heartbeat_status"]
+    assert {"heartbeat.prompt", "heartbeat.cron", "heartbeat.interval_seconds"} <= set(heartbeat)
+    assert "heartbeat.snapshot_id" not in heartbeat
+    review = found["compozy__task_run_review_submit"]
+    assert "review.comments" in review
+    assert "review.delivery_id" not in review
+    assert "task.reviews[].delivery_id" not in found["compozy__task_status"]
+
+
 def test_a_registry_without_views_has_an_empty_note() -> None:
     single = [tool for tool in REGISTRY if not tool.has_views]
     assert releasenote.changes(single) == []

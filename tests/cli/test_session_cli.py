@@ -203,7 +203,8 @@ def test_session_create_of_an_existing_id_exits_5(shared: tuple[Home, dict[str, 
     assert error_json(done, EXIT_CONFLICT)["reason"] == "session_exists"
 
 
-HEAVY = ("mcp.server", "uvicorn", "starlette", "httpx2")
+#: psycopg too: only a postgresql:// store imports it (compozy_mcp.store.open)
+HEAVY = ("mcp.server", "uvicorn", "starlette", "httpx2", "psycopg")
 PROBE = textwrap.dedent(
     """
     import contextlib, io, json, sys

@@ -78,19 +78,27 @@ def test_release_fail_and_cancel(home: Home) -> None:
     assert "cancelled" in refused.stderr
 
 
-def test_compact_heartbeat_status_keeps_snapshot_id_through_the_cli(home: Home) -> None:
-    """Spec: "Compact heartbeat status preserves the policy snapshot_id", as a user types it."""
+def test_a_heartbeat_set_shown_and_woken_through_the_cli(home: Home) -> None:
     session = as_json(home, "session", "create", "--agent", "general")["session"]["id"]
-    given = json.dumps({"session_id": session, "interval_seconds": 600})
-    as_json(home, "tool", "invoke", "compozy__agent_heartbeat_set", "--input", given)
-    status = as_json(
-        home,
-        "tool",
-        "invoke",
-        "compozy__agent_heartbeat_status",
-        "--input",
-        json.dumps({"session_id": session}),
+    set_ = ok(
+        compozy(
+            home, "heartbeat", "set", session, "--cron", "0 9 * * 1-5", "--quiet", "22:00-06:00"
+        )
     )
-    beat = status["result"]["structured"]["heartbeat"]
-    assert beat["snapshot_id"].startswith("pol-")
-    assert "prompt" not in beat  # compact
+    assert "cron 0 9 * * 1-5 (UTC)" in set_
+    assert "quiet:      22:00-06:00" in set_
+    shown = as_json(home, "heartbeat", "show", session)["heartbeat"]
+    assert (shown["cron"], shown["snapshot_id"][:4], shown["enabled"]) == (
+        "0 9 * * 1-5",
+        "pol-",
+        True,
+    )
+    first = as_json(home, "heartbeat", "wake", session)["heartbeat"]
+    again = ok(compozy(home, "heartbeat", "wake", session))
+    assert "last wake:" in again
+    assert f"    {first['last_wake_at']} {first['last_outcome']}" in again  # the wake before
+    paused = as_json(home, "heartbeat", "set", session, "--every", "600", "--disable")
+    assert (paused["heartbeat"]["enabled"], "cron" in paused["heartbeat"]) == (False, False)
+    refused = compozy(home, "heartbeat", "set", session, "--cron", "61 * * * *")
+    assert refused.returncode != 0
+    assert "tool_invalid_input" in refused.stderr  # redacted (spec): the tool says why

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests import pg
 from tests.conftest import Caller
 from tests.hooks.support import Answer, Webhook, patch_answer, runs
 
@@ -17,7 +18,8 @@ from compozy_mcp.errors import ResourceNotFound, ToolConflict, ToolDenied, ToolI
 from compozy_mcp.native.hook_schema import HOOK_RECORD, RUN_RECORD
 from compozy_mcp.validation import compile_validator
 
-pytestmark = pytest.mark.anyio
+#: on each engine (PostgreSQL in the postgres tier)
+pytestmark = [pytest.mark.anyio, pg.on_both_engines]
 
 RISK = {
     "compozy__hooks_delete": "destructive",

@@ -14,6 +14,7 @@ from tests.hooks.support import Webhook, write_hooks
 
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import scope_of
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.local import LocalHost
 
 pytestmark = pytest.mark.anyio
@@ -79,7 +80,7 @@ async def test_a_trusted_workspaces_hooks_run_until_the_trust_is_revoked(
     workspace_id = await _workspace_with_hooks(app, tmp_path, server)
     child = await _restricted_session(call, workspace_id)
     host = LocalHost(app)
-    trusted = (await host.trust_workspace(workspace_id, True))["workspace"]
+    trusted = (await host.call(ops.TRUST_WORKSPACE, {"workspace_id": workspace_id}))["workspace"]
     assert trusted["trusted_at"] is not None
     await call(STATUS, {"session_id": child}, scope=scope_of(child))
     assert [p["session_id"] for p in server.payloads("/planted")] == [child]
@@ -87,9 +88,9 @@ async def test_a_trusted_workspaces_hooks_run_until_the_trust_is_revoked(
     assert [hook["id"] for hook in listed["hooks"]] == [f"{workspace_id}.planted"]
     assert listed["problems"] == []
     # trusting again keeps the first time
-    again = (await host.trust_workspace(workspace_id, True))["workspace"]
+    again = (await host.call(ops.TRUST_WORKSPACE, {"workspace_id": workspace_id}))["workspace"]
     assert again["trusted_at"] == trusted["trusted_at"]
-    revoked = (await host.trust_workspace(workspace_id, False))["workspace"]
+    revoked = (await host.call(ops.DISTRUST_WORKSPACE, {"workspace_id": workspace_id}))["workspace"]
     assert revoked["trusted_at"] is None
     await call(STATUS, {"session_id": child}, scope=scope_of(child))
     assert len(server.payloads("/planted")) == 1  # no more runs
@@ -101,5 +102,5 @@ async def test_no_tool_can_trust_a_workspace(app: App) -> None:
 
 
 async def test_the_default_workspace_starts_untrusted(app: App) -> None:
-    listed = (await LocalHost(app).list_workspaces())["workspaces"]
+    listed = (await LocalHost(app).call(ops.LIST_WORKSPACES, {}))["workspaces"]
     assert [w["trusted_at"] for w in listed] == [None] * len(listed)

@@ -20,6 +20,7 @@ from tests.api.support import COMPOZY, Daemon, Home, compozy, running_daemon, sh
 
 from compozy_mcp.assembly import App
 from compozy_mcp.host.server import PREFIX, HostServer
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.hostapi.remote import RemoteHost
 from compozy_mcp.hostapi.target import parse_target
@@ -97,16 +98,18 @@ async def test_each_tool_returns_what_the_host_api_returns(client: Client, app: 
     host = LocalHost(app)
     created = await call(client, "session_create", {"agent_name": "general", "name": "mcp"})
     sid = created["session"]["id"]
-    assert created == await host.session_status(sid)
+    assert created == await host.call(ops.SESSION_STATUS, {"session_id": sid})
     assert await call(client, "session_status", {"session_id": sid}) == created
-    assert await call(client, "session_list", {"limit": 5}) == await host.list_sessions(
-        {"limit": 5}
+    assert await call(client, "session_list", {"limit": 5}) == await host.call(
+        ops.LIST_SESSIONS, {"limit": 5}
     )
-    assert await call(client, "tool_list", {}) == await host.list_tools()
+    assert await call(client, "tool_list", {}) == await host.call(ops.LIST_TOOLS, {})
     assert await call(client, "tool_info", {"tool_id": "compozy__session_status"}) == (
-        await host.tool_info("compozy__session_status")
+        await host.call(ops.TOOL_INFO, {"tool_id": "compozy__session_status"})
     )
-    assert await call(client, "tool_search", {"query": "skill"}) == await host.search_tools("skill")
+    assert await call(client, "tool_search", {"query": "skill"}) == await host.call(
+        ops.SEARCH_TOOLS, {"query": "skill"}
+    )
     archived = await call(client, "session_archive", {"session_id": sid})
     assert archived["session"]["archived_at"] is not None
     back = await call(client, "session_unarchive", {"session_id": sid})
@@ -119,11 +122,11 @@ async def test_workspace_and_profile_tools_return_the_route_payloads(
     host = LocalHost(app)
     added = await call(client, "workspace_add", {"path": str(tmp_path), "name": "t"})
     assert added["workspace"]["path"] == str(tmp_path.resolve())
-    assert await call(client, "workspace_list", {}) == await host.list_workspaces()
-    assert added["workspace"] in (await host.list_workspaces())["workspaces"]
+    assert await call(client, "workspace_list", {}) == await host.call(ops.LIST_WORKSPACES, {})
+    assert added["workspace"] in (await host.call(ops.LIST_WORKSPACES, {}))["workspaces"]
     profile = await call(client, "profile_add", {"name": "Ops", "icon": "gear"})
     assert (profile["profile"]["name"], profile["profile"]["icon"]) == ("Ops", "gear")
-    assert await call(client, "profile_list", {}) == await host.list_profiles()
+    assert await call(client, "profile_list", {}) == await host.call(ops.LIST_PROFILES, {})
 
 
 async def test_a_bad_workspace_is_the_route_error_not_a_redacted_one(
@@ -209,6 +212,9 @@ async def test_tool_invoke_rejects_a_top_level_result_view(client: Client) -> No
         ),
     ],
 )
+@pytest.mark.loop_blocking(
+    "the in-memory MCP client parses the whole tool listing in the test's own task"
+)
 async def test_errors_are_is_error_results_carrying_the_route_error_body(
     client: Client,
     name: str,
@@ -228,11 +234,14 @@ async def test_an_unknown_tool_is_a_protocol_error(client: Client) -> None:
         await client.call_tool("compozy_host__nope", {})
 
 
+@pytest.mark.loop_blocking(
+    "the in-memory MCP client parses the whole tool listing in the test's own task"
+)
 async def test_legacy_protocol_clients_get_the_same_payloads(app: App) -> None:
     server = HostServer(LocalHost(app)).server
     async with Client(server, mode="legacy") as legacy:
         listed = await call(legacy, "tool_list", {})
-    assert listed == await LocalHost(app).list_tools()
+    assert listed == await LocalHost(app).call(ops.LIST_TOOLS, {})
 
 
 # --- against a daemon ------------------------------------------------------------------------

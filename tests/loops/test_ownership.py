@@ -26,6 +26,7 @@ from compozy_mcp.calls import CallScope, scope_of
 from compozy_mcp.errors import ToolDenied
 from compozy_mcp.store.loops import LoopRow
 from compozy_mcp.store.migrations import MIGRATIONS
+from compozy_mcp.store.sql import SQLITE, render_schema
 from compozy_mcp.store.sqlite import SQLiteStore
 
 pytestmark = pytest.mark.anyio
@@ -317,7 +318,7 @@ def test_migration_keeps_old_loops_the_operators_and_their_authors(tmp_path: Pat
         for migration in MIGRATIONS:
             if migration.version >= 8:
                 break
-            conn.executescript(migration.sql)
+            conn.executescript(";\n".join(render_schema(migration.sql, SQLITE)))
             conn.execute(
                 "INSERT INTO schema_migrations VALUES (?, ?, '2026-11-10T14:02:11Z')",
                 (migration.version, migration.name),

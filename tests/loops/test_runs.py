@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests import pg
 from tests.conftest import Caller
 from tests.loops.support import gate, graph, status_node, tool, transform
 
@@ -16,7 +17,8 @@ from compozy_mcp.assembly import App
 from compozy_mcp.calls import scope_of
 from compozy_mcp.errors import ResourceNotFound, ToolConflict, ToolDenied, ToolInvalidInput
 
-pytestmark = pytest.mark.anyio
+#: on each engine (PostgreSQL in the postgres tier)
+pytestmark = [pytest.mark.anyio, pg.on_both_engines]
 
 THREE_NODES = graph(
     status_node(view="full"),
@@ -388,8 +390,8 @@ async def test_an_answer_that_lost_a_race_is_refused(
     app: App, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run = (await tool(app, "run", {"definition": graph(gate("review")), "wait": True}))["run"]
-    service = app.loops
-    original = service._load
+    records = app.loops._records
+    original = records.load
 
     def load_then_someone_answers(call_info: Any, run_id: str) -> Any:
         row = original(call_info, run_id)
@@ -401,7 +403,7 @@ async def test_an_answer_that_lost_a_race_is_refused(
             writer.put_loop_run(replace(current))
         return row
 
-    monkeypatch.setattr(service, "_load", load_then_someone_answers)
+    monkeypatch.setattr(records, "load", load_then_someone_answers)
     with pytest.raises(ToolConflict) as caught:
         await tool(app, "approve", {"run_id": run["run_id"], "decision": "approve"})
     assert caught.value.reason == "write_conflict"

@@ -6,13 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests import pg
 from tests.conftest import Caller
 
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.errors import StaleFence, ToolConflict
 
-pytestmark = pytest.mark.anyio
+#: on each engine (PostgreSQL in the postgres tier)
+pytestmark = [pytest.mark.anyio, pg.on_both_engines]
 
 
 async def _bound(call: Caller) -> str:

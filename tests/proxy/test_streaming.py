@@ -167,6 +167,9 @@ async def _streams_only_what_streams(app: App) -> None:
         assert messages[-1]["result"]["structuredContent"]["turn"]["status"] == "completed"
 
 
+@pytest.mark.loop_blocking(
+    "a 436 KB full tool listing is built and checked on the loop (issue 29: the status path)"
+)
 async def test_a_result_too_large_for_one_event_is_budgeted_to_an_artifact_over_http(
     proxy: Proxy, mode: Any
 ) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 
 from acp import RequestError, run_agent
 
-from compozy_mcp.agents.echo import EchoAgent
+from compozy_mcp.echo_agent import EchoAgent
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(600)"]
 STREAMED = 6

@@ -17,7 +17,7 @@ from typing import Any
 from acp import run_agent
 
 from compozy_mcp.agents.definitions import AgentDefinition
-from compozy_mcp.agents.echo import EchoAgent
+from compozy_mcp.echo_agent import EchoAgent
 
 
 class SilentAgent(EchoAgent):

@@ -20,6 +20,7 @@ from tests.api.support import (
     ContractClient,
     Daemon,
     Home,
+    children,
     running_daemon,
     short_dir,
 )
@@ -29,23 +30,6 @@ from tests.waiting import wait_until
 from compozy_mcp.runtime import procfs
 
 pytestmark = pytest.mark.process
-
-
-def _children(pid: int) -> set[int]:
-    """Every live process whose parent is ``pid``."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # pid (comm) state ppid ...: comm may hold spaces, so split after its ")"
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] != "Z" and int(fields[1]) == pid:
-            found.add(int(entry.name))
-    return found
 
 
 @pytest.fixture
@@ -210,7 +194,7 @@ def test_no_agent_process_outlives_the_daemon(daemon_home: Home, stop: int, stat
             ).json()
             assert turn["turn"]["status"] == "completed"
             sessions.append(sid)
-        agents = _children(daemon.process.pid)
+        agents = children(daemon.process.pid)
         assert len(agents) == 2
         assert daemon.stop(stop) == status
     deadline = time.monotonic() + 10
@@ -265,7 +249,7 @@ def test_a_failing_agent_command_is_a_runtime_failure_with_its_stderr(
             'agent "bad" failed to start: exited with status 7; '
             "stderr: bad-agent: no credentials found"
         )
-        assert _children(daemon.process.pid) == set()
+        assert children(daemon.process.pid) == set()
 
 
 def test_without_an_address_the_cli_finds_the_daemon_on_its_socket() -> None:
@@ -286,7 +270,7 @@ def test_without_an_address_the_cli_finds_the_daemon_on_its_socket() -> None:
             done = cli("session", "prompt", sid, "hello daemon")
             assert done.returncode == 0, done.stderr
             assert "echo: hello daemon" in done.stdout
-            assert len(_children(daemon.process.pid)) == 1  # the daemon's agent, still running
+            assert len(children(daemon.process.pid)) == 1  # the daemon's agent, still running
             status = json.loads(cli("session", "status", sid, "-o", "json").stdout)
             assert status["session"]["runtime"]["status"] == "ready"
             local = cli("session", "status", sid, "-o", "json", COMPOZY_URL="none")

@@ -39,7 +39,7 @@ def given(request: pytest.FixtureRequest, tmp_path: Path, token: str) -> tuple[H
 
 def _write_env_dumpers(home: Home, agent_env: Path, hook_env: Path) -> None:
     # an agent that writes down its environment, then is the echo agent
-    argv = ["-c", 'env > "$0"; exec "$1" -m compozy_mcp.agents.echo', str(agent_env)]
+    argv = ["-c", 'env > "$0"; exec "$1" -m compozy_mcp.echo_agent', str(agent_env)]
     (home.path / "agents.yaml").write_text(
         "agents:\n  envdump:\n    command: sh\n    args: "
         + json.dumps([*argv, sys.executable])

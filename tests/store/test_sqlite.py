@@ -10,78 +10,29 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.store.rows import NOW, session, workspace
 
 from compozy_mcp import jsonutil
 from compozy_mcp.errors import StoreError
-from compozy_mcp.store import SQLiteStore, StoreWriter
+from compozy_mcp.store import SQLiteStore, Store
 from compozy_mcp.store.base import (
     ArtifactRow,
-    ProfileRow,
     SessionQuery,
     SessionRow,
     StaleWrite,
-    WorkspaceRow,
 )
 from compozy_mcp.store.migrations import LATEST_VERSION, MIGRATIONS
 
-NOW = "2026-11-10T14:02:11Z"
 COMPOZY = Path(sys.executable).parent / "compozy"
-
-
-def _workspace(workspace_id: str) -> WorkspaceRow:
-    return WorkspaceRow(
-        id=workspace_id, name=workspace_id, path=f"/w/{workspace_id}", created_at=NOW
-    )
-
-
-def _seed(writer: StoreWriter) -> None:
-    """The rows a session's foreign keys point at: two workspaces and one profile."""
-    writer.insert_workspace(_workspace("ws_a"))
-    writer.insert_workspace(_workspace("ws_b"))
-    writer.insert_profile(ProfileRow(id="prof", name="P", color=None, icon=None, created_at=NOW))
-
-
-def _session(
-    session_id: str,
-    *,
-    workspace_id: str = "ws_a",
-    state: str = "active",
-    archived: bool = False,
-    parent: str | None = None,
-    agent: str = "general",
-) -> SessionRow:
-    return SessionRow(
-        id=session_id,
-        workspace_id=workspace_id,
-        profile_id="prof",
-        parent_session_id=parent,
-        root_session_id=parent or session_id,
-        agent_name=agent,
-        state=state,
-        archived_at=NOW if archived else None,
-        ttl_expires_at=None,
-        created_at=NOW,
-        updated_at=NOW,
-        doc_json=jsonutil.dumps({"id": session_id, "note": "minimal"}),
-    )
 
 
 def _ids(rows: list[SessionRow]) -> list[str]:
     return [row.id for row in rows]
-
-
-@pytest.fixture
-def store() -> Iterator[SQLiteStore]:
-    with closing(SQLiteStore.memory()) as opened:
-        with opened.write() as writer:
-            _seed(writer)
-        yield opened
 
 
 # --- the file ---------------------------------------------------------------------------------
@@ -98,13 +49,13 @@ def test_file_store_is_created_with_parents_in_wal_mode_at_latest_version(tmp_pa
 def test_reopening_a_file_store_keeps_data_and_does_not_rerun_migrations(tmp_path: Path) -> None:
     path = tmp_path / "compozy.db"
     with SQLiteStore(path) as store, store.write() as writer:
-        writer.insert_workspace(_workspace("ws_kept"))
+        writer.insert_workspace(workspace("ws_kept"))
     before = _migration_rows(path)
 
     with closing(SQLiteStore(path)) as reopened:
         assert reopened.schema_version() == LATEST_VERSION
         with reopened.read() as reader:
-            assert reader.workspace("ws_kept") == _workspace("ws_kept")
+            assert reader.workspace("ws_kept") == workspace("ws_kept")
     assert _migration_rows(path) == before
     assert [version for version, _ in before] == [m.version for m in MIGRATIONS]
 
@@ -145,7 +96,7 @@ def test_memory_store_works_without_creating_any_file(
     with closing(SQLiteStore.memory()) as store:
         assert store.schema_version() == LATEST_VERSION
         with store.write() as writer:
-            writer.insert_workspace(_workspace("ws_mem"))
+            writer.insert_workspace(workspace("ws_mem"))
         with store.read() as reader:
             assert [row.id for row in reader.workspaces()] == ["ws_mem"]
     assert list(tmp_path.iterdir()) == []
@@ -158,20 +109,20 @@ def test_write_commits_when_the_block_ends(tmp_path: Path) -> None:
     path = tmp_path / "compozy.db"
     with SQLiteStore(path) as store:
         with store.write() as writer:
-            writer.insert_workspace(_workspace("ws_committed"))
+            writer.insert_workspace(workspace("ws_committed"))
         # A second connection sees it: the transaction is committed, not merely pending.
         with SQLiteStore(path) as other, other.read() as reader:
             assert reader.workspace("ws_committed") is not None
 
 
-def test_write_rolls_back_everything_when_the_block_raises(store: SQLiteStore) -> None:
+def test_write_rolls_back_everything_when_the_block_raises(store: Store) -> None:
     class Boom(Exception):
         pass
 
     def insert_then_fail() -> None:
         with store.write() as writer:
-            writer.insert_workspace(_workspace("ws_doomed"))
-            writer.insert_session(_session("sess-doomed"))
+            writer.insert_workspace(workspace("ws_doomed"))
+            writer.insert_session(session("sess-doomed"))
             assert writer.workspace("ws_doomed") is not None  # visible inside the transaction
             raise Boom
 
@@ -182,15 +133,15 @@ def test_write_rolls_back_everything_when_the_block_raises(store: SQLiteStore) -
         assert reader.session("sess-doomed") is None
     # The store is usable afterwards: the failed transaction did not leave one open.
     with store.write() as writer:
-        writer.insert_workspace(_workspace("ws_after"))
+        writer.insert_workspace(workspace("ws_after"))
 
 
 # --- sessions ---------------------------------------------------------------------------------
 
 
-def test_update_session_is_compare_and_swap_on_version(store: SQLiteStore) -> None:
+def test_update_session_is_compare_and_swap_on_version(store: Store) -> None:
     with store.write() as writer:
-        inserted = writer.insert_session(_session("sess-cas"))
+        inserted = writer.insert_session(session("sess-cas"))
     assert inserted.version == 1
     stale = dataclasses.replace(
         inserted, state="stopped", doc_json=jsonutil.dumps({"id": "sess-cas", "lost": True})
@@ -212,21 +163,21 @@ def test_update_session_is_compare_and_swap_on_version(store: SQLiteStore) -> No
     )
 
 
-def test_update_session_of_a_missing_row_is_a_stale_write(store: SQLiteStore) -> None:
+def test_update_session_of_a_missing_row_is_a_stale_write(store: Store) -> None:
     with pytest.raises(StaleWrite), store.write() as writer:
-        writer.update_session(dataclasses.replace(_session("sess-ghost"), version=1))
+        writer.update_session(dataclasses.replace(session("sess-ghost"), version=1))
 
 
-def _populate_sessions(store: SQLiteStore) -> None:
+def _populate_sessions(store: Store) -> None:
     with store.write() as writer:
         for row in (
-            _session("s1"),
-            _session("s2", workspace_id="ws_b"),
-            _session("s3", state="stopped"),
-            _session("s4", archived=True),
-            _session("s5", parent="s1", agent="reviewer"),
-            _session("s6", parent="s1"),
-            _session("s7", agent="reviewer"),
+            session("s1"),
+            session("s2", workspace_id="ws_b"),
+            session("s3", state="stopped"),
+            session("s4", archived=True),
+            session("s5", parent="s1", agent="reviewer"),
+            session("s6", parent="s1"),
+            session("s7", agent="reviewer"),
         ):
             writer.insert_session(row)
 
@@ -242,18 +193,31 @@ def _populate_sessions(store: SQLiteStore) -> None:
         (SessionQuery(agent_name="reviewer"), ["s7", "s5"]),
         (SessionQuery(workspace_id="ws_a", agent_name="reviewer", parent_session_id="s1"), ["s5"]),
         (SessionQuery(limit=2), ["s7", "s6"]),
+        (SessionQuery(subtree_of="s1"), ["s6", "s5", "s1"]),
+        (SessionQuery(subtree_of="s-missing"), []),
     ],
-    ids=["default", "workspace", "state", "archived", "parent", "agent", "combined", "limit"],
+    ids=[
+        "default",
+        "workspace",
+        "state",
+        "archived",
+        "parent",
+        "agent",
+        "combined",
+        "limit",
+        "subtree",
+        "subtree-of-none",
+    ],
 )
 def test_sessions_query_filters_newest_first(
-    store: SQLiteStore, query: SessionQuery, expected: list[str]
+    store: Store, query: SessionQuery, expected: list[str]
 ) -> None:
     _populate_sessions(store)
     with store.read() as reader:
         assert _ids(reader.sessions(query)) == expected
 
 
-def test_sessions_query_paginates_newest_first_with_before_seq(store: SQLiteStore) -> None:
+def test_sessions_query_paginates_newest_first_with_before_seq(store: Store) -> None:
     _populate_sessions(store)
     pages: list[list[str]] = []
     before: int | None = None
@@ -284,7 +248,7 @@ def _artifact(uri: str, data: bytes, tool_id: str) -> ArtifactRow:
     )
 
 
-def test_put_artifact_twice_with_the_same_uri_keeps_the_first_copy(store: SQLiteStore) -> None:
+def test_put_artifact_twice_with_the_same_uri_keeps_the_first_copy(store: Store) -> None:
     uri = "compozy-artifact://one"
     with store.write() as writer:
         writer.put_artifact(_artifact(uri, PAYLOAD, "first"), PAYLOAD, owner="")
@@ -299,7 +263,7 @@ def test_put_artifact_twice_with_the_same_uri_keeps_the_first_copy(store: SQLite
     ("offset", "limit"),
     [(0, 1), (0, len(PAYLOAD)), (1, 5), (6, 3), (len(PAYLOAD) - 2, 10), (len(PAYLOAD), 5), (99, 5)],
 )
-def test_artifact_bytes_slices_bytes_exactly(store: SQLiteStore, offset: int, limit: int) -> None:
+def test_artifact_bytes_slices_bytes_exactly(store: Store, offset: int, limit: int) -> None:
     uri = "compozy-artifact://slice"
     with store.write() as writer:
         writer.put_artifact(_artifact(uri, PAYLOAD, "t"), PAYLOAD, owner="")
@@ -307,7 +271,7 @@ def test_artifact_bytes_slices_bytes_exactly(store: SQLiteStore, offset: int, li
         assert reader.artifact_bytes(uri, offset, limit) == PAYLOAD[offset : offset + limit]
 
 
-def test_artifact_bytes_of_an_unknown_uri_is_empty(store: SQLiteStore) -> None:
+def test_artifact_bytes_of_an_unknown_uri_is_empty(store: Store) -> None:
     with store.read() as reader:
         assert reader.artifact("compozy-artifact://nope") is None
         assert reader.artifact_bytes("compozy-artifact://nope", 0, 10) == b""

@@ -1,12 +1,14 @@
-"""Claims across daemons (issue 27): two stores on one database file, each claiming from its
-own threads, never take the same task; each claim is one conditional UPDATE."""
+"""Claims across daemons (issue 27): two stores on one database (a SQLite file, a PostgreSQL
+database), each claiming from its own threads, never take the same task; each claim is one
+conditional UPDATE (on PostgreSQL a row another claimer is taking is passed over)."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
-from compozy_mcp.store import SQLiteStore
+import pytest
+from tests import pg
+
 from compozy_mcp.store.tasks import TaskQuery, TaskRow
 
 TASKS = 10
@@ -28,10 +30,11 @@ def _task(n: int) -> TaskRow:
     )
 
 
-def test_two_stores_on_one_file_claim_each_task_once(tmp_path: Path) -> None:
-    path = tmp_path / "shared.db"
-    first, second = SQLiteStore(path), SQLiteStore(path)
-    try:
+@pytest.mark.parametrize("engine", pg.ENGINES)
+def test_two_stores_on_one_database_claim_each_task_once(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    with pg.stores_on(engine, request, 2) as (first, second):
         with first.write() as writer:
             for n in range(TASKS):
                 writer.put_task(_task(n))
@@ -51,6 +54,3 @@ def test_two_stores_on_one_file_claim_each_task_once(tmp_path: Path) -> None:
         holders = {row.current_run_id for row in rows.values()}
         assert len(holders) == TASKS  # each task held by one run, each run holding one task
         assert {row.state for row in rows.values()} == {"in_progress"}
-    finally:
-        first.close()
-        second.close()

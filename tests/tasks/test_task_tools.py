@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import pytest
 from tests.conftest import Caller
+from tests.waiting import wait_until_async
 
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import OPERATOR, CallScope
@@ -253,6 +254,13 @@ async def test_a_session_sees_and_creates_the_tasks_of_its_own_workspace_only(
             {"title": "x", "workspace_id": other.id},
             scope=CallScope(worker),
         )
+    # naming another workspace's task: unknown to the session, a conflict to the operator
+    named = {"session_id": worker, "task_id": foreign["task_id"]}
+    with pytest.raises(ResourceNotFound):
+        await call("compozy__task_run_claim_next", named, scope=CallScope(worker))
+    with pytest.raises(ToolConflict) as caught:
+        await call("compozy__task_run_claim_next", named)
+    assert f'is in workspace "{other.id}"' in caught.value.message
 
 
 @pytest.mark.parametrize("who", ["self", "grandchild", "parent", "sibling"])
@@ -288,3 +296,63 @@ async def test_a_restricted_child_acts_only_on_runs_of_itself_and_its_descendant
             await _claim(call, worker, scope=CallScope(child))
     else:
         await call(tool, tool_input, scope=CallScope(child))
+
+
+async def test_a_named_task_is_claimed_when_todo_and_refused_saying_why_otherwise(
+    call: Caller,
+) -> None:
+    first = await _task(call, "first", priority=9)
+    named = await _task(call, "named", priority=1)
+    worker = await _session(call)
+    claimed = await _claim(call, worker, task_id=named["task_id"])
+    assert claimed["task"]["task_id"] == named["task_id"]  # not the higher-priority one
+    assert claimed["task"]["current_run"]["session_id"] == worker
+    with pytest.raises(ToolConflict) as caught:
+        await _claim(call, worker, task_id=named["task_id"])
+    assert f'task "{named["task_id"]}" is in_progress' in caught.value.message
+    with pytest.raises(ResourceNotFound):
+        await _claim(call, worker, task_id="task-nope")
+    assert (await _claim(call, worker))["task"]["task_id"] == first["task_id"]
+
+
+async def test_a_review_round_trip_with_the_echo_agent(call: Caller) -> None:
+    """The worker is the echo agent: requested changes reach it as its next prompt and it
+    answers; delivered again and accepted, the task's reviews keep both deliveries."""
+    task = await _task(call, "ship it")
+    worker = await _session(call)
+    run_id = (await _claim(call, worker))["task"]["current_run"]["run_id"]
+    first = await call.structured(
+        "compozy__task_run_complete", {"run_id": run_id, "summary": "first try"}
+    )
+    sent_back = await call.structured(
+        "compozy__task_run_review_submit",
+        {"task_id": task["task_id"], "decision": "request_changes", "comments": "add a test"},
+    )
+    again = sent_back["task"]["current_run"]["run_id"]
+
+    async def answered() -> list[dict[str, Any]] | None:
+        history = await call.structured(
+            "compozy__session_history", {"session_id": worker, "result_view": "full"}
+        )
+        turns: list[dict[str, Any]] = history["turns"]
+        return turns if turns and turns[-1]["status"] == "completed" else None
+
+    turns: list[dict[str, Any]] = await wait_until_async(
+        answered, "the worker answered the requested changes"
+    )
+    (turn,) = turns
+    assert "add a test" in turn["prompt"]["text"]
+    assert turn["final_message"].startswith("echo: ")
+    assert "add a test" in turn["final_message"]
+    second = await call.structured(
+        "compozy__task_run_complete", {"run_id": again, "summary": "with a test"}
+    )
+    accepted = await call.structured(
+        "compozy__task_run_review_submit", {"task_id": task["task_id"], "decision": "accept"}
+    )
+    assert accepted["task"]["state"] == "done"
+    status = await call.structured("compozy__task_status", {"task_id": task["task_id"]})
+    assert [review["delivery_id"] for review in status["task"]["reviews"]] == [
+        first["task"]["current_run"]["delivery_id"],
+        second["task"]["current_run"]["delivery_id"],
+    ]

@@ -30,6 +30,7 @@ from tests.upstream.support import FAST, FLAKY, extension, own_listing, raw_call
 
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import CallScope
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.proxy.server import ProxyServer
 from compozy_mcp.upstream.config import Restart, Timeouts
@@ -287,9 +288,10 @@ async def test_the_host_api_lists_each_servers_state_and_last_error(app: App) ->
     slow_retry = Restart(initial_delay=30.0, max_delay=60.0)
     definitions = [extension(), extension("flaky", FLAKY, restart=slow_retry)]
     async with serving(app, definitions) as proxy:
-        listing = await LocalHost(app, mcp_servers=proxy.upstreams).list_mcp_servers()
+        listing = await LocalHost(app, mcp_servers=proxy.upstreams).call(ops.LIST_MCP_SERVERS, {})
     flaky.state.update(failures=0)
-    compile_validator(SERVER_LIST_SCHEMA).validate(listing)  # what GET /api/mcp/servers promises
+    # what GET /api/mcp/servers promises
+    compile_validator(SERVER_LIST_SCHEMA).validate({"servers": listing["servers"]})
     rows = {row["name"]: row for row in listing["servers"]}
     [notes_state] = rows["notes"]["connections"]
     assert (notes_state["state"], notes_state["tools"]) == ("ready", 8)
@@ -297,7 +299,7 @@ async def test_the_host_api_lists_each_servers_state_and_last_error(app: App) ->
     assert flaky_state["state"] == "down"
     assert flaky_state["last_error"].startswith("failed unexpectedly (RuntimeError")
     assert rows["notes"]["target"] == "tests.upstream.servers.notes:build"
-    assert await LocalHost(app).list_mcp_servers() == {"servers": []}
+    assert await LocalHost(app).call(ops.LIST_MCP_SERVERS, {}) == {"servers": []}
 
 
 async def test_an_extension_of_the_compozy_tools_group_is_served_like_an_upstream_server(

@@ -54,6 +54,10 @@ LEFT_IN_FULL: Mapping[str, str] = {
         "a task's past runs are its history, in the full record; compact keeps current_run, "
         "the run every follow-up (heartbeat, complete, fail, release) takes"
     ),
+    "heartbeat.recent_wakes[].turn_id": (
+        "a heartbeat's past wakes are its history, in the full record; compact keeps "
+        "last_turn_id, the turn a follow-up (compozy__session_wait) takes"
+    ),
     "supervision.turn.turn_id": (
         "the spec puts supervision internals in the full result; compozy__session_wait waits "
         "for the latest turn without a turn_id, and compact compozy__session_history lists "

@@ -9,6 +9,7 @@ import pytest
 
 from compozy_mcp.assembly import App, open_app
 from compozy_mcp.clock import FixedClock
+from compozy_mcp.codes import Code
 from compozy_mcp.config import Settings
 from compozy_mcp.errors import ToolInvalidInput
 from compozy_mcp.native.context import ToolCall
@@ -45,7 +46,7 @@ INPUT = {
 }
 
 
-def _tool(tool_id: str, *, views: bool, code: str = "tool_invalid_input") -> ToolDefinition:
+def _tool(tool_id: str, *, views: bool, code: Code = Code.TOOL_INVALID_INPUT) -> ToolDefinition:
     return ToolDefinition(
         id=tool_id,
         description="Counts its calls.",
@@ -65,8 +66,8 @@ def counting_app(settings: Settings, clock: FixedClock) -> Iterator[App]:
     extra = [
         _tool("test__viewed", views=True),
         _tool("test__single", views=False),
-        _tool("test__legacy_viewed", views=True, code="invalid_request"),
-        _tool("test__legacy_single", views=False, code="invalid_request"),
+        _tool("test__legacy_viewed", views=True, code=Code.INVALID_REQUEST),
+        _tool("test__legacy_single", views=False, code=Code.INVALID_REQUEST),
     ]
     with open_app(settings, store=SQLiteStore.memory(), clock=clock, extra_tools=extra) as app:
         yield app

@@ -142,7 +142,7 @@ BUILTINS: dict[str, AgentDefinition] = {
     "echo": AgentDefinition(
         name="echo",
         command=sys.executable,
-        args=("-m", "compozy_mcp.agents.echo"),
+        args=("-m", "compozy_mcp.echo_agent"),
         provider="compozy",
         description="A deterministic agent that ships with compozy-mcp: echoes prompts, asks "
         "permission for 'write', shows a plan for 'plan'; no credentials",

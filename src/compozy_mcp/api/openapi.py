@@ -19,8 +19,15 @@ from compozy_mcp.agents.definitions import BUILTINS
 from compozy_mcp.api.responses import STATUS_BY_CODE
 from compozy_mcp.api.routes import MAX_BODY_BYTES
 from compozy_mcp.hostapi import bodies
-from compozy_mcp.hostapi.inputs import SESSION_CREATE, SESSION_LIST, TOOL_SEARCH, input_schema
-from compozy_mcp.hostapi.tasks import TASK_OPERATIONS, TaskOperation
+from compozy_mcp.hostapi.inputs import SESSION_CREATE, input_schema
+from compozy_mcp.hostapi.operation import Body, Kind, Operation, Param
+from compozy_mcp.hostapi.operations import (
+    HEARTBEAT_OPERATIONS,
+    INVOKE,
+    OPERATIONS,
+    SESSION_EVENTS,
+    TASK_OPERATIONS,
+)
 from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.native import build_registry, loop_tools
 from compozy_mcp.native.agent_tools import (
@@ -118,7 +125,7 @@ def schemas() -> dict[str, Schema]:
         "ProfileResponse": obj({"profile": ref("Profile")}),
         "ProfileAddRequest": stated(bodies.PROFILE_ADD),
         "McpServerList": SERVER_LIST_SCHEMA,
-        # routes.py mint_approval: the call's input or its digest ("instead of input")
+        # routes: the call's input or its digest ("instead of input")
         "ApprovalMintRequest": {
             **stated(bodies.APPROVAL_MINT),
             **_one_of_fields({"required": ["input"]}, {"required": ["input_digest"]}),
@@ -264,32 +271,25 @@ def _path(name: str, description: str, schema: Schema = STRING) -> Schema:
     }
 
 
+#: path ids the tools hold to a pattern
+ID_SCHEMAS: dict[str, Schema] = {"loop_id": loop_tools.LOOP_ID}
+
+
 def _json_body(schema: str) -> Schema:
     return {"required": True, "content": {"application/json": {"schema": ref(schema)}}}
 
 
 SESSION_PARAM = {"$ref": "#/components/parameters/Session"}
-#: a history or events page's position: an integer the store can hold (64 bits)
-PAGE_CURSOR: Schema = bounded({**COUNT})
-TOOL_ID = _path("tool_id", "A tool id, such as compozy__session_status.")
-SESSION_ID = _path("session_id", "A session id.")
-WORKSPACE_ID = _path("workspace_id", "A workspace id.")
-
-
-def _session_list_parameters() -> list[Schema]:
-    properties = stated(input_schema(SESSION_LIST))["properties"]
-    return [
-        _query(name, properties[name], f"compozy__session_list input {name!r}.")
-        for name in (
-            "limit",
-            "cursor",
-            "workspace_id",
-            "state",
-            "archived",
-            "parent_session_id",
-            "agent_name",
-        )
-    ]
+#: what each id in a path is
+ID_DESCRIPTIONS = {
+    "tool_id": "A tool id, such as compozy__session_status.",
+    "session_id": "A session id.",
+    "workspace_id": "A workspace id.",
+    "worktree_id": "A worktree id (wt-...).",
+    "loop_id": "A stored Loop's id.",
+    "run_id": "A Loop run's id, or a task run's (trun-...).",
+    "task_id": "A task id (task-...).",
+}
 
 
 def stated(schema: Schema) -> Schema:
@@ -335,7 +335,7 @@ def _without(*names: str) -> Schema:
 #: the document so that no schema-valid request is refused: MCP clients refuse a tool schema
 #: with oneOf/anyOf at its top, so the tools' own schemas cannot carry them
 HANDLER_RULES: dict[str, Schema] = {
-    # loops/service.py: a stored Loop's id, or a definition (stored first, with its loop_id)
+    # loops: a stored Loop's id, or a definition (stored first, with its loop_id)
     "compozy__loop_run": {"anyOf": [{"required": ["loop_id"]}, {"required": ["definition"]}]},
     # native/hook_schema.py definition_problem: exactly one of command and url; headers are a
     # webhook's
@@ -412,10 +412,56 @@ def _invoke_paths() -> dict[str, Any]:
     return paths
 
 
+def _parameter(operation: Operation[Any], param: Param) -> Schema:
+    """A query parameter: its schema is the declaration's, or the input field's it fills."""
+    field = stated(input_schema(operation.checked_as))["properties"].get(param.input_field, {})
+    # a declared schema is held to what the store holds too (64-bit integers)
+    schema = field if param.schema is None else stated(dict(param.schema))
+    items = field.get("items", {})
+    if param.kind is Kind.LIST and "enum" in items:
+        schema = _comma_separated(items["enum"])
+    description = param.description or f"{operation.checked_as} input {param.input_field!r}."
+    return _query(param.name, dict(schema), description, required=param.required)
+
+
+def _comma_separated(values: list[str]) -> Schema:
+    """A query value naming one or more of ``values``, comma-separated (empty items are
+    skipped, as the route skips them)."""
+    one = "(" + "|".join(re.escape(value) for value in values) + ")"
+    return {"type": "string", "pattern": f"^,*{one}(,+{one})*,*$"}
+
+
+def _operation(operation: Operation[Any]) -> Schema:
+    """One operation's entry, from its declaration."""
+    parameters = [
+        _path(field, ID_DESCRIPTIONS[field], ID_SCHEMAS.get(field, STRING))
+        for field in operation.path_fields
+    ] + [_parameter(operation, param) for param in operation.query]
+    if operation.as_session:
+        parameters.append(SESSION_PARAM)
+    spec: Schema = {"operationId": operation.operation_id, "summary": operation.summary}
+    if parameters:
+        spec["parameters"] = parameters
+    if operation.request is not None:
+        body = _json_body(operation.request)
+        if operation.body is Body.OPTIONAL:
+            body = {**body, "required": False}
+        spec["requestBody"] = body
+    spec["responses"] = _responses(operation.status, operation.response, *operation.errors)
+    if operation is SESSION_EVENTS:
+        spec["responses"]["200"] = {
+            "description": "OK",
+            "content": {
+                "application/json": {"schema": ref(operation.response)},
+                "text/event-stream": {"schema": STRING},
+            },
+        }
+    return spec
+
+
 def _paths() -> dict[str, Any]:
-    search = stated(input_schema(TOOL_SEARCH))["properties"]
-    session_ops = (404,)
-    return {
+    """Every declared operation (a tool's invoke once per native tool, with its input)."""
+    paths: dict[str, Any] = {
         "/api/openapi.json": {
             "get": {
                 "operationId": "openapi",
@@ -428,469 +474,34 @@ def _paths() -> dict[str, Any]:
                     **{str(s): {"$ref": f"#/components/responses/E{s}"} for s in GUARD},
                 },
             }
-        },
-        "/api/tools": {
-            "get": {
-                "operationId": "listTools",
-                "summary": "The tools the caller may use, as ToolDescriptorPayloads.",
-                "parameters": [SESSION_PARAM],
-                "responses": _responses(200, "ToolList"),
-            }
-        },
-        "/api/tools/search": {
-            "get": {
-                "operationId": "searchTools",
-                "summary": "Tools matching the query's words, best match first.",
-                "parameters": [
-                    _query("q", search["query"], "The words to search for.", required=True),
-                    _query("limit", search["limit"], "At most this many tools (default 10)."),
-                    SESSION_PARAM,
-                ],
-                "responses": _responses(200, "ToolSearch", 400),
-            }
-        },
-        "/api/tools/{tool_id}": {
-            "get": {
-                "operationId": "toolInfo",
-                "summary": "One tool's descriptor, with output_views for tools with views.",
-                "parameters": [TOOL_ID, SESSION_PARAM],
-                "responses": _responses(200, "ToolInfo", 404),
-            }
-        },
-        **_invoke_paths(),
-        "/api/tools/{tool_id}/approvals": {
-            "post": {
-                "operationId": "mintApproval",
-                "summary": "Mint a one-shot approval token for one call of the tool by a "
-                "session, from its input or input_digest (computed without result_view). "
-                "Operator only; the token is single-use and expires (default 120 s).",
-                "parameters": [TOOL_ID, SESSION_PARAM],
-                "requestBody": _json_body("ApprovalMintRequest"),
-                "responses": _responses(201, "ApprovalResponse", 400, 403, 404, 413),
-            }
-        },
-        "/api/sessions": {
-            "get": {
-                "operationId": "listSessions",
-                "summary": "Sessions, newest first, as full SessionPayloads; follow next_cursor.",
-                "parameters": _session_list_parameters(),
-                "responses": _responses(200, "SessionPage", 400),
-            },
-            "post": {
-                "operationId": "createSession",
-                "summary": "Create a session; the body is the compozy__session_create input.",
-                "requestBody": _json_body("SessionCreateRequest"),
-                "responses": _responses(201, "SessionResponse", 400, 404, 409, 413, 422),
-            },
-        },
-        "/api/sessions/{session_id}": {
-            "get": {
-                "operationId": "sessionStatus",
-                "summary": "One session's full SessionPayload.",
-                "parameters": [SESSION_ID],
-                "responses": _responses(200, "SessionResponse", *session_ops),
-            },
-            "delete": {
-                "operationId": "deleteSession",
-                "summary": "Delete an archived session and its descendants, with their "
-                "transcripts and the artifacts only they stored.",
-                "parameters": [SESSION_ID],
-                "responses": _responses(200, "DeleteResponse", 404, 409),
-            },
-        },
-        "/api/store/vacuum": {
-            "post": {
-                "operationId": "vacuumStore",
-                "summary": "Stop expired sessions, delete expired artifacts and rebuild the "
-                "database so that deleted content gives its space back.",
-                "responses": _responses(200, "UpkeepResponse"),
-            }
-        },
-        "/api/sessions/{session_id}/archive": {
-            "post": {
-                "operationId": "archiveSession",
-                "summary": "Archive a session (idempotent); no request body.",
-                "parameters": [SESSION_ID],
-                "responses": _responses(200, "SessionResponse", *session_ops),
-            }
-        },
-        "/api/sessions/{session_id}/unarchive": {
-            "post": {
-                "operationId": "unarchiveSession",
-                "summary": "Return an archived session to the board (idempotent); no request body.",
-                "parameters": [SESSION_ID],
-                "responses": _responses(200, "SessionResponse", *session_ops),
-            }
-        },
-        "/api/agents": {
-            "get": {
-                "operationId": "listAgents",
-                "summary": "The agents a runtime can select (built-in and from agents.yaml), "
-                "with their models and efforts, and the problems of agent files.",
-                "parameters": [
-                    _query("workspace_id", STRING, "Include this workspace's agents.yaml.")
-                ],
-                "responses": _responses(200, "AgentList", 404),
-            }
-        },
-        "/api/sessions/{session_id}/prompt": {
-            "post": {
-                "operationId": "promptSession",
-                "summary": "Send a prompt as the session's next turn (binding its agent when none "
-                "runs); with wait, answer once the turn ended or timeout_seconds passed.",
-                "parameters": [SESSION_ID],
-                "requestBody": _json_body("PromptRequest"),
-                "responses": _responses(200, "TurnResponse", 400, 404, 409, 413, 422),
-            }
-        },
-        "/api/sessions/{session_id}/cancel": {
-            "post": {
-                "operationId": "cancelTurn",
-                "summary": "Cancel the session's running turn and every queued one.",
-                "parameters": [SESSION_ID],
-                "responses": _responses(200, "CancelResponse", 404),
-            }
-        },
-        "/api/sessions/{session_id}/history": {
-            "get": {
-                "operationId": "sessionHistory",
-                "summary": "The session's turns, oldest first, complete; follow next_cursor.",
-                "parameters": [
-                    SESSION_ID,
-                    _query("cursor", PAGE_CURSOR, "next_cursor of the previous page."),
-                    _query("limit", {"type": "integer", "minimum": 1, "maximum": 100}, "Turns."),
-                ],
-                "responses": _responses(200, "TurnPage", 400, 404),
-            }
-        },
-        "/api/sessions/{session_id}/events": {
-            "get": {
-                "operationId": "sessionEvents",
-                "summary": "The raw update stream of the session's agent since cursor. With "
-                "Accept: text/event-stream, a Server-Sent Events stream that goes on live "
-                "(each event's id is its seq; Last-Event-ID resumes; until=turn_end ends it "
-                "after the next turn_ended).",
-                "parameters": [
-                    SESSION_ID,
-                    _query("cursor", PAGE_CURSOR, "next_cursor of the previous page."),
-                    _query("limit", {"type": "integer", "minimum": 1, "maximum": 500}, "Events."),
-                    _query("until", {"const": "turn_end"}, "Streams: end after a turn_ended."),
-                ],
-                "responses": {
-                    **_responses(200, "EventPage", 400, 404),
-                    "200": {
-                        "description": "OK",
-                        "content": {
-                            "application/json": {"schema": ref("EventPage")},
-                            "text/event-stream": {"schema": STRING},
-                        },
-                    },
-                },
-            }
-        },
-        "/api/sessions/{session_id}/approve": {
-            "post": {
-                "operationId": "approveSession",
-                "summary": "Answer a pending permission request with one of the options the "
-                "agent offered.",
-                "parameters": [SESSION_ID],
-                "requestBody": _json_body("ApproveRequest"),
-                "responses": _responses(200, "ApproveResponse", 400, 404, 409),
-            }
-        },
-        "/api/workspaces": {
-            "get": {
-                "operationId": "listWorkspaces",
-                "summary": "The registered workspaces, oldest (the default) first.",
-                "responses": _responses(200, "WorkspaceList"),
-            },
-            "post": {
-                "operationId": "addWorkspace",
-                "summary": "Register a directory of the daemon's machine as a workspace.",
-                "requestBody": _json_body("WorkspaceAddRequest"),
-                "responses": _responses(201, "WorkspaceResponse", 400, 409, 413),
-            },
-        },
-        "/api/workspaces/{workspace_id}/trust": {
-            "post": {
-                "operationId": "trustWorkspace",
-                "summary": "Trust a workspace: its .compozy/hooks.yaml runs from the next call on "
-                "(the hooks file of a workspace that is not trusted never runs).",
-                "parameters": [WORKSPACE_ID],
-                "responses": _responses(200, "WorkspaceResponse", 404),
-            },
-            "delete": {
-                "operationId": "distrustWorkspace",
-                "summary": "No longer trust a workspace: its .compozy/hooks.yaml stops running.",
-                "parameters": [WORKSPACE_ID],
-                "responses": _responses(200, "WorkspaceResponse", 404),
-            },
-        },
-        "/api/profiles": {
-            "get": {
-                "operationId": "listProfiles",
-                "summary": "The profiles, oldest (the default) first.",
-                "responses": _responses(200, "ProfileList"),
-            },
-            "post": {
-                "operationId": "addProfile",
-                "summary": "Create a profile (how sessions are presented).",
-                "requestBody": _json_body("ProfileAddRequest"),
-                "responses": _responses(201, "ProfileResponse", 400, 409, 413),
-            },
-        },
-        **_loop_paths(),
-        **_worktree_paths(),
-        **_task_paths(),
-        "/api/mcp/servers": {
-            "get": {
-                "operationId": "listMcpServers",
-                "summary": "The upstream MCP servers the daemon connects: each one's state, tool "
-                "count, restarts and last error.",
-                "responses": _responses(200, "McpServerList"),
-            }
-        },
-    }
-
-
-WORKTREE_ID = _path("worktree_id", "A worktree id (wt-...).")
-
-
-def _worktree_paths() -> dict[str, Any]:
-    optional_body = {"required": False}
-    return {
-        "/api/sessions/{session_id}/diff": {
-            "get": {
-                "operationId": "sessionDiff",
-                "summary": "What the session changed in its worktree against the commit the "
-                "worktree was made from, uncommitted changes included, with the patch.",
-                "parameters": [SESSION_ID],
-                "responses": _responses(200, "SessionDiff", 404, 422),
-            }
-        },
-        "/api/sessions/{session_id}/merge": {
-            "post": {
-                "operationId": "mergeSession",
-                "summary": "Merge the session's work into a branch (default: the worktree's "
-                "base branch); a conflict (409 merge_conflict) changes nothing.",
-                "parameters": [SESSION_ID],
-                "requestBody": {**_json_body("MergeRequest"), **optional_body},
-                "responses": _responses(200, "MergeResponse", 400, 404, 409, 422),
-            }
-        },
-        "/api/sessions/{session_id}/pull-request": {
-            "post": {
-                "operationId": "openPullRequest",
-                "summary": "Push the session's branch and open its pull request with gh; "
-                "without gh, 422 pull_request_unavailable with the commands to run.",
-                "parameters": [SESSION_ID],
-                "requestBody": {**_json_body("PullRequestRequest"), **optional_body},
-                "responses": _responses(200, "PullRequestResponse", 400, 404, 409, 422),
-            }
-        },
-        "/api/worktrees": {
-            "get": {
-                "operationId": "listWorktrees",
-                "summary": "The worktrees sessions work in, newest first.",
-                "parameters": [
-                    _query("workspace_id", STRING, "Only this workspace's worktrees."),
-                    _query("session_id", STRING, "Only this session's worktrees."),
-                    _query("include_removed", {"type": "boolean"}, "Removed ones too."),
-                    _query("limit", {"type": "integer", "minimum": 1, "maximum": 500}, "At most."),
-                ],
-                "responses": _responses(200, "WorktreeList", 400),
-            },
-            "post": {
-                "operationId": "createWorktree",
-                "summary": "Give a session without one a worktree of its own.",
-                "requestBody": _json_body("WorktreeCreateRequest"),
-                "responses": _responses(201, "WorktreeResponse", 400, 404, 409, 413, 422),
-            },
-        },
-        "/api/worktrees/{worktree_id}": {
-            "get": {
-                "operationId": "worktreeInfo",
-                "summary": "One worktree, with its checked-out commit and uncommitted files.",
-                "parameters": [WORKTREE_ID],
-                "responses": _responses(200, "WorktreeResponse", 404),
-            },
-            "delete": {
-                "operationId": "removeWorktree",
-                "summary": "Remove a worktree's directory (its branch stays); uncommitted "
-                "changes refuse it (409 worktree_dirty) unless force=true commits them first.",
-                "parameters": [
-                    WORKTREE_ID,
-                    _query("force", {"type": "boolean"}, "Commit uncommitted changes first."),
-                ],
-                "responses": _responses(200, "WorktreeResponse", 400, 404, 409, 422),
-            },
-        },
-    }
-
-
-def _task_schema_name(operation: TaskOperation, kind: str) -> str:
-    return operation.operation_id[0].upper() + operation.operation_id[1:] + kind
-
-
-def _task_schemas() -> dict[str, Schema]:
-    """Each task operation's body (the tool's input less the path's id and the view) and
-    response (the tool's full record)."""
-    registry = build_registry()
-    schemas: dict[str, Schema] = {}
-    for operation in TASK_OPERATIONS:
-        tool = registry.get(operation.tool_id)
-        schemas[_task_schema_name(operation, "Response")] = dict(tool.definition.output_schema)
-        if operation.has_body:
-            schema = with_handler_rules(tool.id, stated(dict(tool.input_schema)))
-            dropped = {"result_view", operation.path_field}
-            properties = {k: v for k, v in schema["properties"].items() if k not in dropped}
-            required = [name for name in schema.get("required", ()) if name in properties]
-            schemas[_task_schema_name(operation, "Request")] = {
-                **schema,
-                "properties": properties,
-                "required": required,
-            }
-    return schemas
-
-
-def _comma_separated(values: list[str]) -> Schema:
-    """A query value naming one or more of ``values``, comma-separated (empty items are
-    skipped, as the route skips them)."""
-    one = "(" + "|".join(re.escape(value) for value in values) + ")"
-    return {"type": "string", "pattern": f"^,*{one}(,+{one})*,*$"}
-
-
-def _task_paths() -> dict[str, Any]:
-    """The ``compozy__task_*`` tools as resources, called as the operator (full records)."""
-    ids = {
-        "task_id": _path("task_id", "A task id (task-...)."),
-        "run_id": _path("run_id", "A task run id (trun-...)."),
-    }
-    list_input = stated(dict(build_registry().get("compozy__task_list").input_schema))
-    filters = list_input["properties"]
-    schemas = _task_schemas()
-    paths: dict[str, Any] = {}
-    for operation in TASK_OPERATIONS:
-        spec: dict[str, Any] = {
-            "operationId": operation.operation_id,
-            "summary": operation.summary,
         }
-        if operation.path_field is not None:
-            spec["parameters"] = [ids[operation.path_field]]
-        if operation.name == "list":
-            spec["parameters"] = [
-                _query("workspace_id", STRING, "Only this workspace's tasks."),
-                _query(
-                    "state",
-                    _comma_separated(filters["states"]["items"]["enum"]),
-                    "Only tasks in these states (comma-separated).",
-                ),
-                _query("label", STRING, "Only tasks with this label."),
-                _query("limit", filters["limit"], "At most this many."),
-            ]
-        if operation.has_body:
-            body = _json_body(_task_schema_name(operation, "Request"))
-            if not schemas[_task_schema_name(operation, "Request")]["required"]:
-                body = {**body, "required": False}
-            spec["requestBody"] = body
-        errors = (400, 404, 409, 422) if operation.has_body else (400, 404)
-        spec["responses"] = _responses(
-            operation.status, _task_schema_name(operation, "Response"), *errors
+    }
+    for operation in OPERATIONS:
+        if operation is INVOKE:
+            paths.update(_invoke_paths())
+            continue
+        paths.setdefault(f"/api{operation.path}", {})[operation.method.lower()] = _operation(
+            operation
         )
-        paths.setdefault(f"/api{operation.path}", {})[operation.method.lower()] = spec
     return paths
 
 
-LOOP_ID = _path("loop_id", "A stored Loop's id.", loop_tools.LOOP_ID)
-RUN_ID = _path("run_id", "A Loop run's id.")
-
-
-def _loop_paths() -> dict[str, Any]:
-    """The ``compozy__loop_*`` tools as resources: each operation is the tool's call, as the
-    operator, answering the full record."""
-    runs = stated(dict(build_registry().get("compozy__loop_runs").input_schema))["properties"]
-    run_ops = (404, 409)
-    return {
-        "/api/loops/validate": {
-            "post": {
-                "operationId": "validateLoop",
-                "summary": "Lint a Loop definition (compozy__loop_validate): every item, with "
-                "line and column when the definition is text.",
-                "requestBody": _json_body("LoopValidateRequest"),
-                "responses": _responses(200, "LoopValidation", 400, 413),
-            }
-        },
-        "/api/loops": {
-            "get": {
-                "operationId": "listLoops",
-                "summary": "Stored Loops, the latest version of each.",
-                "responses": _responses(200, "LoopList"),
-            },
-            "post": {
-                "operationId": "createLoop",
-                "summary": "Lint and store a Loop definition (a new version with a stored "
-                "loop_id); lint errors answer 400 loop_invalid with every item in details.",
-                "requestBody": _json_body("LoopCreateRequest"),
-                "responses": _responses(201, "LoopResponse", 400, 413),
-            },
-        },
-        "/api/loops/{loop_id}": {
-            "get": {
-                "operationId": "loopInfo",
-                "summary": "One stored Loop version (default: the latest).",
-                "parameters": [
-                    LOOP_ID,
-                    _query("version", bounded({"type": "integer", "minimum": 1}), "The version."),
-                ],
-                "responses": _responses(200, "LoopResponse", 400, 404),
-            }
-        },
-        "/api/loops/{loop_id}/runs": {
-            "post": {
-                "operationId": "startLoopRun",
-                "summary": "Start a run of a stored Loop (linted again before it starts).",
-                "parameters": [LOOP_ID],
-                "requestBody": _json_body("LoopRunRequest"),
-                "responses": _responses(201, "LoopRunResponse", 400, 403, 404, 413),
-            }
-        },
-        "/api/loop-runs": {
-            "get": {
-                "operationId": "listLoopRuns",
-                "summary": "Loop runs, newest first; follow next_cursor.",
-                "parameters": [
-                    _query(name, runs[name], f"compozy__loop_runs input {name!r}.")
-                    for name in ("loop_id", "status", "limit", "cursor")
-                ],
-                "responses": _responses(200, "LoopRunPage", 400),
-            }
-        },
-        "/api/loop-runs/{run_id}": {
-            "get": {
-                "operationId": "loopRunStatus",
-                "summary": "One run: its status, each node's, outputs and pinned contracts.",
-                "parameters": [RUN_ID],
-                "responses": _responses(200, "LoopRunResponse", 404),
-            }
-        },
-        "/api/loop-runs/{run_id}/cancel": {
-            "post": {
-                "operationId": "cancelLoopRun",
-                "summary": "Cancel a run that has not ended; no request body.",
-                "parameters": [RUN_ID],
-                "responses": _responses(200, "LoopRunResponse", *run_ops),
-            }
-        },
-        "/api/loop-runs/{run_id}/approve": {
-            "post": {
-                "operationId": "approveLoopRun",
-                "summary": "Answer the gate the run waits at (approve or reject).",
-                "parameters": [RUN_ID],
-                "requestBody": _json_body("LoopApproveRequest"),
-                "responses": _responses(200, "LoopRunResponse", 400, *run_ops, 413),
-            }
-        },
-    }
+def _task_schemas() -> dict[str, Schema]:
+    """Each task and heartbeat operation's body (the tool's input less the path's id and the
+    view) and response (the tool's full record)."""
+    registry = build_registry()
+    schemas: dict[str, Schema] = {}
+    for operation in TASK_OPERATIONS + HEARTBEAT_OPERATIONS:
+        assert operation.tool_id is not None
+        tool = registry.get(operation.tool_id)
+        schemas[operation.response] = dict(tool.definition.output_schema)
+        if operation.request is not None:
+            schema = with_handler_rules(tool.id, stated(dict(tool.input_schema)))
+            dropped = {"result_view", *operation.path_fields}
+            properties = {k: v for k, v in schema["properties"].items() if k not in dropped}
+            required = [name for name in schema.get("required", ()) if name in properties]
+            schemas[operation.request] = {**schema, "properties": properties, "required": required}
+    return schemas
 
 
 DESCRIPTION = f"""The compozy daemon's HTTP API, served by `compozy serve` on TCP (default

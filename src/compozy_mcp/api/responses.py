@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from compozy_mcp import jsonutil
+from compozy_mcp.codes import Code
 from compozy_mcp.errors import CompozyError, StoreBusy
 from compozy_mcp.hostapi.wire import DIAGNOSTIC_HEADER, error_body
 from compozy_mcp.net import is_loopback
@@ -21,35 +22,35 @@ if TYPE_CHECKING:
     from starlette.responses import Response
 
 #: error code -> HTTP status; every code an error class carries is listed (a test walks them)
-STATUS_BY_CODE: dict[str, int] = {
-    "tool_approval_required": 202,
-    "invalid_request": 400,
-    "tool_invalid_input": 400,
-    "unauthorized": 401,
-    "tool_denied": 403,
-    "forbidden": 403,
-    "tool_not_found": 404,
-    "not_found": 404,
-    "method_not_allowed": 405,
-    "tool_conflict": 409,
-    "conflict": 409,
-    "request_too_large": 413,
-    "misdirected_request": 421,
-    "model_not_found": 422,
-    "reasoning_effort_unsupported": 422,
-    "worktree_unavailable": 422,
-    "pull_request_unavailable": 422,
-    "merge_conflict": 409,
-    "tool_backend_failed": 500,
-    "internal_error": 500,
-    "registration_invalid": 500,
-    "store_unavailable": 500,
-    "config_invalid": 500,
-    "daemon_unreachable": 500,
-    "store_busy": 503,
-    "limit_exceeded": 413,
-    "mcp_server_unavailable": 503,
-    "tool_result_persistence_failed": 507,
+STATUS_BY_CODE: dict[Code, int] = {
+    Code.TOOL_APPROVAL_REQUIRED: 202,
+    Code.INVALID_REQUEST: 400,
+    Code.TOOL_INVALID_INPUT: 400,
+    Code.UNAUTHORIZED: 401,
+    Code.TOOL_DENIED: 403,
+    Code.FORBIDDEN: 403,
+    Code.TOOL_NOT_FOUND: 404,
+    Code.NOT_FOUND: 404,
+    Code.METHOD_NOT_ALLOWED: 405,
+    Code.TOOL_CONFLICT: 409,
+    Code.CONFLICT: 409,
+    Code.REQUEST_TOO_LARGE: 413,
+    Code.MISDIRECTED_REQUEST: 421,
+    Code.MODEL_NOT_FOUND: 422,
+    Code.REASONING_EFFORT_UNSUPPORTED: 422,
+    Code.WORKTREE_UNAVAILABLE: 422,
+    Code.PULL_REQUEST_UNAVAILABLE: 422,
+    Code.MERGE_CONFLICT: 409,
+    Code.TOOL_BACKEND_FAILED: 500,
+    Code.INTERNAL_ERROR: 500,
+    Code.REGISTRATION_INVALID: 500,
+    Code.STORE_UNAVAILABLE: 500,
+    Code.CONFIG_INVALID: 500,
+    Code.DAEMON_UNREACHABLE: 500,
+    Code.STORE_BUSY: 503,
+    Code.LIMIT_EXCEEDED: 413,
+    Code.MCP_SERVER_UNAVAILABLE: 503,
+    Code.TOOL_RESULT_PERSISTENCE_FAILED: 507,
 }
 
 

@@ -8,7 +8,8 @@ response. Request bodies are JSON objects of at most :data:`MAX_BODY_BYTES`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+import re
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -31,8 +32,8 @@ from compozy_mcp.errors import (
     ToolInvalidInput,
 )
 from compozy_mcp.hostapi import HostClient
-from compozy_mcp.hostapi.inputs import SESSION_LIST, TOOL_SEARCH
-from compozy_mcp.hostapi.tasks import TASK_LIST_QUERY, TASK_OPERATIONS, TaskOperation
+from compozy_mcp.hostapi.operation import Body, Kind, Operation
+from compozy_mcp.hostapi.operations import OPERATIONS, SESSION_EVENTS
 from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.reasons import Reason
 
@@ -40,8 +41,6 @@ log = logging.getLogger(__name__)
 
 #: the largest request body accepted (the same limit as the MCP endpoint's)
 MAX_BODY_BYTES = 4 * 1024 * 1024
-#: ``GET /api/sessions`` query parameters: the ``compozy__session_list`` inputs
-SESSION_FILTERS = ("workspace_id", "state", "archived", "parent_session_id", "agent_name", "cursor")
 
 Handler = Callable[[Request], Awaitable[tuple[int, dict[str, Any]]]]
 
@@ -57,37 +56,30 @@ def _id_convertor(*actions: str) -> PathConvertor:
     return IdConvertor()
 
 
-register_url_convertor("compozy_tool_id", _id_convertor("invoke", "approvals"))
-#: what follows a session id in a path: ``/sessions/{id}/<action>``
-SESSION_ACTIONS = (
-    "archive",
-    "unarchive",
-    "prompt",
-    "cancel",
-    "history",
-    "events",
-    "approve",
-    "diff",
-    "merge",
-    "pull-request",
-)
-register_url_convertor("compozy_session_id", _id_convertor(*SESSION_ACTIONS))
-#: the body fields of ``POST /sessions/{id}/prompt`` and ``/approve``
-PROMPT_FIELDS = ("prompt", "wait", "timeout_seconds")
-APPROVE_FIELDS = ("interaction_id", "decision")
-register_url_convertor("compozy_loop_id", _id_convertor("runs"))
-register_url_convertor("compozy_run_id", _id_convertor("cancel", "approve"))
-#: the body fields of ``POST /sessions/{id}/merge`` and ``/pull-request``, and ``/worktrees``
-MERGE_FIELDS = ("into", "mode", "message")
-PULL_REQUEST_FIELDS = ("into", "title", "body", "draft", "remote")
-WORKTREE_FIELDS = ("session_id", "branch", "base")
-#: ``GET /api/worktrees`` query parameters: the ``compozy__worktree_list`` inputs
-WORKTREE_FILTERS = ("workspace_id", "session_id")
-WORKTREE_LIST = "compozy__worktree_list"
-#: ``GET /api/loop-runs`` query parameters: the ``compozy__loop_runs`` inputs
-LOOP_RUN_FILTERS = ("loop_id", "status", "cursor")
-LOOP_RUNS = "compozy__loop_runs"
-LOOP_INSPECT = "compozy__loop_inspect"
+def route_paths(operations: Sequence[Operation[Any]]) -> dict[str, str]:
+    """Each operation's path as a route: an id followed by more takes any text (``path``); an
+    id that ends the path takes any text that does not end in one of the actions that follow
+    that id in another path (a convertor registered for it)."""
+    actions: dict[str, set[str]] = {}
+    for operation in operations:
+        for field in operation.path_fields:
+            head, _, tail = operation.path.partition("{" + field + "}")
+            if tail:
+                actions.setdefault(head + field, set()).add(tail.lstrip("/"))
+    routed: dict[str, str] = {}
+    for operation in operations:
+        path = operation.path
+        for field in operation.path_fields:
+            head, _, tail = path.partition("{" + field + "}")
+            if tail:
+                convertor = "path"
+            else:
+                key = head + field
+                convertor = "compozy_" + re.sub(r"[^a-z0-9]+", "_", key).strip("_")
+                register_url_convertor(convertor, _id_convertor(*sorted(actions.get(key, ()))))
+            path = head + "{" + field + ":" + convertor + "}" + tail
+        routed[operation.name] = path
+    return routed
 
 
 def json_response(payload: dict[str, Any], status: int = 200) -> Response:
@@ -175,17 +167,6 @@ def _integer(tool_id: str, name: str, text: str) -> int:
         raise ToolInvalidInput.for_field(tool_id, name, "must be an integer") from None
 
 
-def _until_turn_end(request: Request) -> bool:
-    """The events route's ``until``: absent, or ``turn_end`` (anything else is refused, never
-    read as absent)."""
-    until = request.query_params.get("until")
-    if until not in (None, "turn_end"):
-        raise ToolInvalidInput.for_field(
-            "compozy__session_events", "until", 'must be "turn_end" when given'
-        )
-    return until == "turn_end"
-
-
 def _fields(body: dict[str, Any], allowed: tuple[str, ...]) -> dict[str, Any]:
     """A body that holds only ``allowed`` fields (each checked by the tool it goes to)."""
     extra = sorted(set(body) - set(allowed))
@@ -197,28 +178,36 @@ def _fields(body: dict[str, Any], allowed: tuple[str, ...]) -> dict[str, Any]:
     return body
 
 
-def _task_query(tool_id: str, request: Request) -> dict[str, Any]:
-    """``GET /api/tasks`` filters as ``compozy__task_list`` inputs."""
-    query = request.query_params
-    extra = sorted(set(query) - set(TASK_LIST_QUERY))
-    if extra:
-        raise ToolInvalidInput.for_field(tool_id, extra[0], "is not a filter of tasks")
-    args: dict[str, Any] = {
-        name: query[name] for name in ("workspace_id", "label") if name in query
-    }
-    if "state" in query:
-        # a state named twice filters as once (the tool takes each state once)
-        args["states"] = list(dict.fromkeys(s for s in query["state"].split(",") if s))
-    if "limit" in query:
-        args["limit"] = _integer(tool_id, "limit", query["limit"])
-    return args
-
-
 def _boolean(tool_id: str, name: str, text: str) -> bool:
     value = {"true": True, "1": True, "false": False, "0": False}.get(text.lower())
     if value is None:
         raise ToolInvalidInput.for_field(tool_id, name, "must be true or false")
     return value
+
+
+def _query_args(operation: Operation[Any], request: Request) -> dict[str, Any]:
+    """The query parameters as the operation's input fields."""
+    query = request.query_params
+    checked_as = operation.checked_as
+    if operation.unknown_query is not None:
+        extra = sorted(set(query) - {param.name for param in operation.query})
+        if extra:
+            raise ToolInvalidInput.for_field(checked_as, extra[0], operation.unknown_query)
+    args: dict[str, Any] = {}
+    for param in operation.query:
+        if param.name not in query or param.stream_only:
+            continue
+        text = query[param.name]
+        value: Any = text
+        if param.kind is Kind.INTEGER:
+            value = _integer(checked_as, param.name, text)
+        elif param.kind is Kind.BOOLEAN:
+            value = _boolean(checked_as, param.name, text)
+        elif param.kind is Kind.LIST:
+            # an item named twice is named once (the tools take each once)
+            value = list(dict.fromkeys(item for item in text.split(",") if item))
+        args[param.input_field] = value
+    return args
 
 
 class Routes:
@@ -229,301 +218,66 @@ class Routes:
     async def openapi_document(self, request: Request) -> tuple[int, dict[str, Any]]:
         return 200, self.openapi()
 
-    async def list_tools(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.list_tools(session=_session(request))
+    def handler(self, operation: Operation[Any]) -> Handler:
+        """What serves ``operation``: its path's ids, its query or body, as its input."""
 
-    async def search_tools(self, request: Request) -> tuple[int, dict[str, Any]]:
-        query = request.query_params
-        limit = query.get("limit")
-        found = await self.host.search_tools(
-            query.get("q"),
-            limit=None if limit is None else _integer(TOOL_SEARCH, "limit", limit),
-            session=_session(request),
-        )
-        return 200, found
+        async def handle(request: Request) -> tuple[int, dict[str, Any]]:
+            if operation.body is Body.NONE:
+                args = _query_args(operation, request)
+            else:
+                required = operation.body is Body.OBJECT
+                args = await (_object_body(request) if required else _optional_body(request))
+                if operation.body_fields is not None:
+                    _fields(args, operation.body_fields)
+                for dropped in operation.body_drops:
+                    args.pop(dropped, None)
+            for field in operation.path_fields:
+                args[field] = request.path_params[field]
+            session = _session(request) if operation.as_session else None
+            return operation.status, await self.host.call(operation, args, session=session)
 
-    async def tool_info(self, request: Request) -> tuple[int, dict[str, Any]]:
-        tool_id = request.path_params["tool_id"]
-        return 200, await self.host.tool_info(tool_id, session=_session(request))
-
-    async def invoke(self, request: Request) -> tuple[int, dict[str, Any]]:
-        tool_id = request.path_params["tool_id"]
-        body = await _object_body(request)
-        extra = sorted(set(body) - {"input", "approval_token"})
-        if extra:
-            raise RequestBodyInvalid(
-                'the request body takes only "input" (the tool input) and "approval_token"; '
-                f'got "{extra[0]}"',
-                reason=Reason.BODY_INVALID,
-            )
-        token = body.get("approval_token")
-        if "approval_token" in body and not isinstance(token, str):
-            raise RequestBodyInvalid(
-                'the request body field "approval_token" must be a string',
-                reason=Reason.BODY_INVALID,
-            )
-        if "input" not in body:
-            raise RequestBodyInvalid(
-                'the request body needs "input": the tool input, a JSON object',
-                reason=Reason.BODY_INVALID,
-            )
-        tool_input = body["input"]
-        if not isinstance(tool_input, dict):
-            raise RequestBodyInvalid(
-                'the request body field "input" must be a JSON object',
-                reason=Reason.INPUT_NOT_OBJECT,
-            )
-        return 200, await self.host.invoke(
-            tool_id, tool_input, session=_session(request), approval_token=token
-        )
-
-    async def mint_approval(self, request: Request) -> tuple[int, dict[str, Any]]:
-        tool_id = request.path_params["tool_id"]
-        body = await _object_body(request)
-        return 201, await self.host.mint_approval(tool_id, body, session=_session(request))
-
-    async def list_sessions(self, request: Request) -> tuple[int, dict[str, Any]]:
-        query = request.query_params
-        filters: dict[str, Any] = {name: query[name] for name in SESSION_FILTERS if name in query}
-        if "archived" in filters:
-            filters["archived"] = _boolean(SESSION_LIST, "archived", filters["archived"])
-        if "limit" in query:
-            filters["limit"] = _integer(SESSION_LIST, "limit", query["limit"])
-        return 200, await self.host.list_sessions(filters)
-
-    async def create_session(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 201, await self.host.create_session(await _object_body(request))
-
-    async def session_status(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.session_status(request.path_params["session_id"])
-
-    async def archive_session(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.archive_session(request.path_params["session_id"])
-
-    async def unarchive_session(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.unarchive_session(request.path_params["session_id"])
-
-    async def delete_session(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.delete_session(request.path_params["session_id"])
-
-    # --- agents and turns ---------------------------------------------------------------------
-
-    async def list_agents(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.list_agents(request.query_params.get("workspace_id"))
-
-    async def prompt_session(self, request: Request) -> tuple[int, dict[str, Any]]:
-        body = _fields(await _object_body(request), PROMPT_FIELDS)
-        return 200, await self.host.prompt_session(request.path_params["session_id"], body)
-
-    async def cancel_turn(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.cancel_turn(request.path_params["session_id"])
-
-    def _page(self, request: Request, tool_id: str) -> dict[str, Any]:
-        query = request.query_params
-        return {
-            name: _integer(tool_id, name, query[name])
-            for name in ("cursor", "limit")
-            if name in query
-        }
-
-    async def session_history(self, request: Request) -> tuple[int, dict[str, Any]]:
-        params = self._page(request, "compozy__session_history")
-        return 200, await self.host.session_history(request.path_params["session_id"], params)
-
-    async def session_events(self, request: Request) -> tuple[int, dict[str, Any]]:
-        params = self._page(request, "compozy__session_events")
-        _until_turn_end(request)  # a JSON page ignores it, but it must be one we know
-        return 200, await self.host.session_events(request.path_params["session_id"], params)
+        return handle
 
     async def events_endpoint(self, request: Request) -> Response:
         """JSON pages, or a Server-Sent Events stream when the client accepts one."""
+        until = request.query_params.get("until")
+        if until not in (None, "turn_end"):  # never read as absent
+            return error_response(
+                ToolInvalidInput.for_field(
+                    SESSION_EVENTS.checked_as, "until", 'must be "turn_end" when given'
+                )
+            )
         if not wants_stream(request.headers.get("accept", "")):
-            return await _endpoint(self.session_events)(request)
+            return await _endpoint(self.handler(SESSION_EVENTS))(request)
         try:
-            tool_id = "compozy__session_events"
             last = request.headers.get("last-event-id")
-            cursor = _integer(tool_id, "Last-Event-ID", last) if last else 0
-            cursor = self._page(request, tool_id).get("cursor", cursor)
+            cursor = _integer(SESSION_EVENTS.checked_as, "Last-Event-ID", last) if last else 0
+            cursor = _query_args(SESSION_EVENTS, request).get("cursor", cursor)
             return await event_stream(
                 self.host,
                 request.path_params["session_id"],
                 cursor,
-                until_turn_end=_until_turn_end(request),
+                until_turn_end=request.query_params.get("until") == "turn_end",
             )
         except CompozyError as error:
             return error_response(error)
 
-    async def approve_session(self, request: Request) -> tuple[int, dict[str, Any]]:
-        body = _fields(await _object_body(request), APPROVE_FIELDS)
-        return 200, await self.host.approve_session(request.path_params["session_id"], body)
-
-    # --- worktrees and hand-off -------------------------------------------------------------
-
-    async def session_diff(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.session_diff(request.path_params["session_id"])
-
-    async def merge_session(self, request: Request) -> tuple[int, dict[str, Any]]:
-        body = _fields(await _optional_body(request), MERGE_FIELDS)
-        return 200, await self.host.merge_session(request.path_params["session_id"], body)
-
-    async def open_pull_request(self, request: Request) -> tuple[int, dict[str, Any]]:
-        body = _fields(await _optional_body(request), PULL_REQUEST_FIELDS)
-        return 200, await self.host.open_pull_request(request.path_params["session_id"], body)
-
-    async def list_worktrees(self, request: Request) -> tuple[int, dict[str, Any]]:
-        query = request.query_params
-        filters: dict[str, Any] = {n: query[n] for n in WORKTREE_FILTERS if n in query}
-        if "include_removed" in query:
-            filters["include_removed"] = _boolean(
-                WORKTREE_LIST, "include_removed", query["include_removed"]
-            )
-        if "limit" in query:
-            filters["limit"] = _integer(WORKTREE_LIST, "limit", query["limit"])
-        return 200, await self.host.list_worktrees(filters)
-
-    async def worktree_info(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.worktree_info(request.path_params["worktree_id"])
-
-    async def create_worktree(self, request: Request) -> tuple[int, dict[str, Any]]:
-        body = _fields(await _object_body(request), WORKTREE_FIELDS)
-        return 201, await self.host.create_worktree(body)
-
-    async def remove_worktree(self, request: Request) -> tuple[int, dict[str, Any]]:
-        text = request.query_params.get("force")
-        force = False if text is None else _boolean("compozy__worktree_remove", "force", text)
-        return 200, await self.host.remove_worktree(request.path_params["worktree_id"], force=force)
-
-    async def vacuum_store(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.vacuum_store()
-
-    async def list_workspaces(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.list_workspaces()
-
-    async def add_workspace(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 201, await self.host.add_workspace(await _object_body(request))
-
-    async def trust_workspace(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.trust_workspace(request.path_params["workspace_id"], True)
-
-    async def distrust_workspace(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.trust_workspace(request.path_params["workspace_id"], False)
-
-    async def list_profiles(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.list_profiles()
-
-    async def add_profile(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 201, await self.host.add_profile(await _object_body(request))
-
-    async def list_mcp_servers(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.list_mcp_servers()
-
-    async def validate_loop(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.validate_loop(await _object_body(request))
-
-    async def list_loops(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.list_loops()
-
-    async def create_loop(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 201, await self.host.create_loop(await _object_body(request))
-
-    async def loop_info(self, request: Request) -> tuple[int, dict[str, Any]]:
-        query = request.query_params
-        version = (
-            _integer(LOOP_INSPECT, "version", query["version"]) if "version" in query else None
-        )
-        return 200, await self.host.loop_info(request.path_params["loop_id"], version)
-
-    async def start_loop_run(self, request: Request) -> tuple[int, dict[str, Any]]:
-        body = await _object_body(request)
-        return 201, await self.host.start_loop_run(request.path_params["loop_id"], body)
-
-    async def list_loop_runs(self, request: Request) -> tuple[int, dict[str, Any]]:
-        query = request.query_params
-        filters: dict[str, Any] = {n: query[n] for n in LOOP_RUN_FILTERS if n in query}
-        if "limit" in query:
-            filters["limit"] = _integer(LOOP_RUNS, "limit", query["limit"])
-        return 200, await self.host.list_loop_runs(filters)
-
-    async def loop_run_status(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.loop_run_status(request.path_params["run_id"])
-
-    async def cancel_loop_run(self, request: Request) -> tuple[int, dict[str, Any]]:
-        return 200, await self.host.cancel_loop_run(request.path_params["run_id"])
-
-    async def approve_loop_run(self, request: Request) -> tuple[int, dict[str, Any]]:
-        body = await _object_body(request)
-        return 200, await self.host.approve_loop_run(request.path_params["run_id"], body)
-
-    # --- tasks ------------------------------------------------------------------------------
-
-    def task_handler(self, operation: TaskOperation) -> Handler:
-        """The handler of one task operation: path id and body (or query) as the tool's input."""
-
-        async def handler(request: Request) -> tuple[int, dict[str, Any]]:
-            if operation.has_body:
-                args = await _optional_body(request)
-                args.pop("result_view", None)  # routes answer full records
-            else:
-                args = _task_query(operation.tool_id, request)
-            if operation.path_field is not None:
-                args[operation.path_field] = request.path_params[operation.path_field]
-            return operation.status, await self.host.task(operation.name, args)
-
-        return handler
-
     def table(self) -> list[Route]:
-        """Every route, in matching order: one per path, with its methods."""
-        spec: list[tuple[str, str, Handler]] = [
-            ("/openapi.json", "GET", self.openapi_document),
-            ("/tools", "GET", self.list_tools),
-            ("/tools/search", "GET", self.search_tools),
-            ("/tools/{tool_id:path}/invoke", "POST", self.invoke),
-            ("/tools/{tool_id:path}/approvals", "POST", self.mint_approval),
-            ("/tools/{tool_id:compozy_tool_id}", "GET", self.tool_info),
-            ("/sessions", "GET", self.list_sessions),
-            ("/sessions", "POST", self.create_session),
-            ("/sessions/{session_id:path}/archive", "POST", self.archive_session),
-            ("/sessions/{session_id:path}/unarchive", "POST", self.unarchive_session),
-            ("/sessions/{session_id:path}/prompt", "POST", self.prompt_session),
-            ("/sessions/{session_id:path}/cancel", "POST", self.cancel_turn),
-            ("/sessions/{session_id:path}/history", "GET", self.session_history),
-            ("/sessions/{session_id:path}/approve", "POST", self.approve_session),
-            ("/sessions/{session_id:path}/diff", "GET", self.session_diff),
-            ("/sessions/{session_id:path}/merge", "POST", self.merge_session),
-            ("/sessions/{session_id:path}/pull-request", "POST", self.open_pull_request),
-            ("/worktrees", "GET", self.list_worktrees),
-            ("/worktrees", "POST", self.create_worktree),
-            ("/worktrees/{worktree_id}", "GET", self.worktree_info),
-            ("/worktrees/{worktree_id}", "DELETE", self.remove_worktree),
-            ("/agents", "GET", self.list_agents),
-            ("/sessions/{session_id:compozy_session_id}", "GET", self.session_status),
-            ("/sessions/{session_id:compozy_session_id}", "DELETE", self.delete_session),
-            ("/store/vacuum", "POST", self.vacuum_store),
-            ("/workspaces", "GET", self.list_workspaces),
-            ("/workspaces", "POST", self.add_workspace),
-            ("/workspaces/{workspace_id}/trust", "POST", self.trust_workspace),
-            ("/workspaces/{workspace_id}/trust", "DELETE", self.distrust_workspace),
-            ("/profiles", "GET", self.list_profiles),
-            ("/profiles", "POST", self.add_profile),
-            ("/mcp/servers", "GET", self.list_mcp_servers),
-            ("/loops/validate", "POST", self.validate_loop),
-            ("/loops", "GET", self.list_loops),
-            ("/loops", "POST", self.create_loop),
-            ("/loops/{loop_id:path}/runs", "POST", self.start_loop_run),
-            ("/loops/{loop_id:compozy_loop_id}", "GET", self.loop_info),
-            ("/loop-runs", "GET", self.list_loop_runs),
-            ("/loop-runs/{run_id:path}/cancel", "POST", self.cancel_loop_run),
-            ("/loop-runs/{run_id:path}/approve", "POST", self.approve_loop_run),
-            ("/loop-runs/{run_id:compozy_run_id}", "GET", self.loop_run_status),
-        ]
-        spec += [(op.path, op.method, self.task_handler(op)) for op in TASK_OPERATIONS]
-        by_path: dict[str, dict[str, Handler]] = {}
-        for path, method, handler in spec:
-            by_path.setdefault(path, {})[method] = handler
-        return [
+        """Every route, in matching order (a path without ids before one with: ``/tools/search``
+        before ``/tools/{tool_id}``): one per path, with its methods."""
+        routed = route_paths(OPERATIONS)
+        ordered = sorted(OPERATIONS, key=lambda operation: len(operation.path_fields))
+        by_path: dict[str, dict[str, Handler]] = {"/openapi.json": {"GET": self.openapi_document}}
+        for operation in ordered:
+            if operation is not SESSION_EVENTS:
+                handlers = by_path.setdefault(routed[operation.name], {})
+                handlers[operation.method] = self.handler(operation)
+        routes = [
             Route(path, _endpoint(_by_method(handlers)), methods=list(handlers))
             for path, handlers in by_path.items()
-        ] + [Route("/sessions/{session_id:path}/events", self.events_endpoint, methods=["GET"])]
+        ]
+        events = Route(routed[SESSION_EVENTS.name], self.events_endpoint, methods=["GET"])
+        return [*routes, events]
 
 
 def _by_method(handlers: dict[str, Handler]) -> Handler:

@@ -13,6 +13,7 @@ from starlette.responses import StreamingResponse
 
 from compozy_mcp import jsonutil
 from compozy_mcp.hostapi import HostClient
+from compozy_mcp.hostapi import operations as ops
 
 KEEPALIVE_SECONDS = 15.0
 
@@ -32,7 +33,7 @@ async def event_stream(
     """The stream response; the first page is read before it starts, so that an unknown
     session is an ordinary error response. Events are sent as the runtime stores them (it
     wakes the stream: nothing is polled)."""
-    await host.session_events(session_id, {"cursor": cursor, "limit": 1})
+    await host.call(ops.SESSION_EVENTS, {"cursor": cursor, "limit": 1, "session_id": session_id})
 
     async def frames() -> AsyncIterator[bytes]:
         idle = 0.0

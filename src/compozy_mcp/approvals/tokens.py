@@ -12,7 +12,6 @@ import secrets
 
 TOKEN_BYTES = 32
 DEFAULT_TTL_SECONDS = 120
-MAX_TTL_SECONDS = 3600
 #: how long an allow-once or reject-once answer waits for the retried call
 ANSWER_TTL_SECONDS = 3600
 

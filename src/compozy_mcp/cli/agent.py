@@ -8,9 +8,10 @@ from __future__ import annotations
 import argparse
 
 from compozy_mcp.cli.context import Context
-from compozy_mcp.cli.options import output_options
+from compozy_mcp.cli.options import operation_command, output_options
 from compozy_mcp.cli.output import Column, Style, emit, table
 from compozy_mcp.cli.reporting import EXIT_OK
+from compozy_mcp.hostapi import operations as ops
 
 AGENT_TABLE = (
     Column.key("NAME", "name"),
@@ -21,7 +22,11 @@ AGENT_TABLE = (
 
 
 def list_agents(args: argparse.Namespace, context: Context) -> int:
-    listed = context.call(lambda host: host.list_agents(args.workspace))
+    listed = context.call(
+        lambda host: host.call(
+            ops.LIST_AGENTS, {} if args.workspace is None else {"workspace_id": args.workspace}
+        )
+    )
 
     def readable(style: Style) -> str:
         lines = [table(AGENT_TABLE, listed["agents"], style)]
@@ -79,11 +84,7 @@ def install(args: argparse.Namespace, context: Context) -> int:
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     agent = commands.add_parser("agent", help="the agents sessions can run")
     sub = agent.add_subparsers(dest="agent_command", metavar="SUBCOMMAND", required=True)
-    cmd = sub.add_parser(
-        "list",
-        help="list agents with their models",
-        description=__doc__,
-    )
+    cmd = operation_command(sub, ops.LIST_AGENTS, description=__doc__)
     cmd.add_argument("--workspace", metavar="ID", help="include this workspace's agents.yaml")
     output_options(cmd)
     cmd = sub.add_parser(

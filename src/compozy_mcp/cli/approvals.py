@@ -12,14 +12,16 @@ send it once with ``compozy tool invoke --approval-token``. Answering a prompt i
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import Any
 
 from compozy_mcp import jsonutil
 from compozy_mcp.cli.context import Context
-from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.options import Command, operation_command, output_options
 from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.cli.tool import read_json_object
 from compozy_mcp.errors import InvalidRequest
+from compozy_mcp.hostapi import operations as ops
 
 TOOL = "compozy__tool_approvals_{}"
 #: as in compozy_mcp.approvals.modes (this start-up path does not import it)
@@ -28,12 +30,14 @@ MODES = ("default", "accept_edits", "bypass", "plan")
 
 def _call(context: Context, verb: str, tool_input: dict[str, Any]) -> dict[str, Any]:
     tool_id = TOOL.format(verb)
-    payload = context.call(lambda host: host.invoke(tool_id, tool_input))
+    payload = context.call(
+        lambda host: host.call(ops.INVOKE, {"tool_id": tool_id, "input": tool_input})
+    )
     structured: dict[str, Any] = payload["result"]["structured"]
     return structured
 
 
-def _show(args: argparse.Namespace, value: dict[str, Any], lines: list[str]) -> int:
+def _show(args: argparse.Namespace, value: Mapping[str, Any], lines: list[str]) -> int:
     print(jsonutil.dumps_pretty(value) if args.output == "json" else "\n".join(lines))
     return EXIT_OK
 
@@ -99,7 +103,9 @@ def mint(args: argparse.Namespace, context: Context) -> int:
         fields["input_digest"] = args.input_digest
     if args.ttl is not None:
         fields["ttl_seconds"] = args.ttl
-    minted = context.call(lambda host: host.mint_approval(args.tool_id, fields))
+    minted = context.call(
+        lambda host: host.call(ops.MINT_APPROVAL, {**fields, "tool_id": args.tool_id})
+    )
     return _show(args, minted, [minted["approval"]["token"]])
 
 
@@ -149,8 +155,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     revoking.add_argument("grant_id", metavar="GRANT_ID", help="the grant (approvals list)")
     output_options(revoking)
 
-    minting = verbs.add_parser("mint", help="mint a one-shot approval token for one call")
-    minting.add_argument("tool_id", metavar="TOOL_ID", help="the tool the token lets call")
+    minting = operation_command(verbs, ops.MINT_APPROVAL)
     minting.add_argument("--session", required=True, metavar="ID", help="the calling session")
     source = minting.add_mutually_exclusive_group(required=True)
     source.add_argument("--input", metavar="JSON", help="the call's input (@FILE, -)")

@@ -6,6 +6,7 @@ import base64
 from typing import TYPE_CHECKING, Any
 
 from compozy_mcp import jsonutil
+from compozy_mcp.hostapi import operations as ops
 
 if TYPE_CHECKING:
     from compozy_mcp.cli.context import Context
@@ -28,7 +29,11 @@ def read_back(context: Context, truncated: dict[str, Any], *, session: str | Non
 
     async def read_all(host: HostClient) -> None:
         while True:
-            page = (await host.invoke(read_tool, read_input, session=session))["result"]
+            page = (
+                await host.call(
+                    ops.INVOKE, {"tool_id": read_tool, "input": read_input}, session=session
+                )
+            )["result"]
             chunks.append(base64.b64decode(page["structured"]["data_base64"]))
             if page["structured"]["eof"]:
                 return

@@ -92,8 +92,9 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "compozy catalog release-note",
         "compozy catalog release-note -o json",
     ),
-    "store": ("compozy store vacuum",),
+    "store": ("compozy store vacuum", "compozy store migrate --to postgresql://compozy@db/compozy"),
     "store vacuum": ("compozy store vacuum",),
+    "store migrate": ("compozy store migrate --to postgresql://compozy@db/compozy",),
     "hooks": (
         "compozy hooks list",
         "compozy hooks create --event tool.pre_call --command ./guard.sh",
@@ -174,6 +175,22 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "task review": (
         "compozy task review task-1 --accept",
         "compozy task review task-1 --request-changes -m 'add a test'",
+    ),
+    "heartbeat": (
+        "compozy heartbeat set sess-1 --cron '*/30 9-17 * * 1-5' --quiet 22:00-06:00",
+        "compozy heartbeat show sess-1",
+        "compozy heartbeat wake sess-1",
+    ),
+    "heartbeat set": (
+        "compozy heartbeat set sess-1 --every 3600",
+        "compozy heartbeat set sess-1 --cron '0 9 * * 1-5' --prompt 'Look at your queue'",
+        "compozy heartbeat set sess-1 --disable",
+    ),
+    "heartbeat show": ("compozy heartbeat show sess-1", "compozy heartbeat show sess-1 -o json"),
+    "heartbeat wake": ("compozy heartbeat wake sess-1",),
+    "task run": (
+        "compozy task run task-1 --agent claude",
+        "compozy task run task-1 --agent codex --no-worktree --no-wait",
     ),
     "session prompt": (
         "compozy session prompt sess-1 'Fix the failing test'",

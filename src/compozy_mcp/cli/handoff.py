@@ -13,9 +13,10 @@ from typing import Any
 
 from compozy_mcp.cli.artifacts import is_truncated, read_back
 from compozy_mcp.cli.context import Context
-from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.options import Command, operation_command, output_options
 from compozy_mcp.cli.output import Style, emit
 from compozy_mcp.cli.reporting import EXIT_OK
+from compozy_mcp.hostapi import operations as ops
 
 #: patch lines by their first characters, and their colour
 _PATCH_COLOURS = (
@@ -82,7 +83,7 @@ def _base(record: dict[str, Any]) -> str:
 
 
 def diff(args: argparse.Namespace, context: Context) -> int:
-    record = context.call(lambda host: host.session_diff(args.session_id))
+    record = context.call(lambda host: host.call(ops.SESSION_DIFF, {"session_id": args.session_id}))
     if is_truncated(record):  # a large patch: stored whole as an artifact, read it back
         record = read_back(context, record)
     if args.stat:
@@ -102,7 +103,9 @@ def diff(args: argparse.Namespace, context: Context) -> int:
 def merge(args: argparse.Namespace, context: Context) -> int:
     fields = {"into": args.into, "mode": args.mode, "message": args.message}
     fields = {name: value for name, value in fields.items() if value is not None}
-    result = context.call(lambda host: host.merge_session(args.session_id, fields))
+    result = context.call(
+        lambda host: host.call(ops.MERGE_SESSION, {**fields, "session_id": args.session_id})
+    )
     emit(args, result, lambda _style: _merged(result), env=context.env)
     return EXIT_OK
 
@@ -138,7 +141,9 @@ def pull_request(args: argparse.Namespace, context: Context) -> int:
     fields = {name: value for name, value in fields.items() if value is not None}
     if args.draft:
         fields["draft"] = True
-    result = context.call(lambda host: host.open_pull_request(args.session_id, fields))
+    result = context.call(
+        lambda host: host.call(ops.OPEN_PULL_REQUEST, {**fields, "session_id": args.session_id})
+    )
     opened = result["pull_request"]
     verb = "opened" if result["created"] else "already open:"
     emit(
@@ -157,17 +162,13 @@ COMMANDS: dict[str, Command] = {"diff": diff, "merge": merge, "pr": pull_request
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    cmd = sub.add_parser(
-        "diff", help="what a session changed in its worktree (the patch, or --stat)"
-    )
-    cmd.add_argument("session_id", metavar="ID", help="the session")
+    cmd = operation_command(sub, ops.SESSION_DIFF)
     cmd.add_argument(
         "--stat", action="store_true", help="files and line counts instead of the patch"
     )
     output_options(cmd)
 
-    cmd = sub.add_parser("merge", help="merge a session's work into a branch")
-    cmd.add_argument("session_id", metavar="ID", help="the session")
+    cmd = operation_command(sub, ops.MERGE_SESSION)
     cmd.add_argument(
         "--into", metavar="BRANCH", help="the branch to merge into (default: the worktree's base)"
     )
@@ -180,8 +181,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     cmd.add_argument("--message", "-m", help="the merge or squash commit's message")
     output_options(cmd)
 
-    cmd = sub.add_parser("pr", help="push a session's branch and open a pull request (gh)")
-    cmd.add_argument("session_id", metavar="ID", help="the session")
+    cmd = operation_command(sub, ops.OPEN_PULL_REQUEST)
     cmd.add_argument(
         "--into", metavar="BRANCH", help="the base branch (default: the worktree's base)"
     )

@@ -50,6 +50,7 @@ from compozy_mcp.cli.clients import (
 )
 from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.errors import ConfigError, InvalidRequest
+from compozy_mcp.hostapi import operations as ops
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -155,7 +156,7 @@ def server_for(args: argparse.Namespace, context: Context) -> Server:
 def _check_session(session: str, context: Context) -> None:
     """The session exists (in-process, or on the daemon the command talks to); an unknown id
     fails as every command's does (``not_found``, with "did you mean")."""
-    context.call(lambda host: host.session_status(session))
+    context.call(lambda host: host.call(ops.SESSION_STATUS, {"session_id": session}))
 
 
 def run(args: argparse.Namespace, context: Context) -> int:

@@ -18,10 +18,11 @@ from typing import Any
 
 from compozy_mcp import jsonutil
 from compozy_mcp.cli.context import Context
-from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.options import Command, operation_command, output_options
 from compozy_mcp.cli.reporting import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from compozy_mcp.cli.tool import bad_input, read_json_object
 from compozy_mcp.errors import CompozyError
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.reasons import Reason
 
 TOOL = "compozy__loop_{}"
@@ -32,7 +33,7 @@ RUN_STATUSES = ("queued", "running", "waiting", *ENDED)
 
 
 def _invoke(host: Any, verb: str, tool_input: dict[str, Any]) -> Any:
-    return host.invoke(TOOL.format(verb), tool_input)
+    return host.call(ops.INVOKE, {"tool_id": TOOL.format(verb), "input": tool_input})
 
 
 def _call(context: Context, verb: str, tool_input: dict[str, Any]) -> dict[str, Any]:
@@ -363,24 +364,23 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     verbs = loop.add_subparsers(dest="loop_command", metavar="SUBCOMMAND", required=True)
 
-    check = verbs.add_parser("validate", help="lint a definition (YAML or JSON; - for stdin)")
+    check = operation_command(verbs, ops.VALIDATE_LOOP)
     check.add_argument("file", metavar="FILE", help="the definition (YAML or JSON; - for stdin)")
     output_options(check)
 
-    made = verbs.add_parser("create", help="lint and store a definition (a new version)")
+    made = operation_command(verbs, ops.CREATE_LOOP)
     made.add_argument("file", metavar="FILE", help="the definition (YAML or JSON; - for stdin)")
     made.add_argument("--id", help="the loop's id (an existing one gets a new version)")
     output_options(made)
 
-    listing = verbs.add_parser("list", help="stored loops")
+    listing = operation_command(verbs, ops.LIST_LOOPS)
     output_options(listing)
 
-    shown = verbs.add_parser("inspect", help="one stored loop")
-    shown.add_argument("loop_id", metavar="ID", help="the loop")
+    shown = operation_command(verbs, ops.LOOP_INFO)
     shown.add_argument("--version", type=int, help="this version (default: the latest)")
     output_options(shown)
 
-    started = verbs.add_parser("run", help="lint and start a run, and follow it")
+    started = operation_command(verbs, ops.START_LOOP_RUN, ids=False)
     started.add_argument("file", metavar="FILE", nargs="?", help="a definition to store and run")
     started.add_argument("--loop", metavar="ID", help="a stored loop (with FILE: its id)")
     started.add_argument("--version", type=int, help="the stored version (default: latest)")
@@ -391,24 +391,21 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _follow_options(started)
     output_options(started)
 
-    one = verbs.add_parser("status", help="one run: its status and its nodes'")
-    one.add_argument("run_id", metavar="RUN_ID", help="the run")
+    one = operation_command(verbs, ops.LOOP_RUN_STATUS)
     one.add_argument("--full", action="store_true", help="the full view (outputs, contracts)")
     output_options(one)
 
-    log = verbs.add_parser("runs", help="runs, newest first")
+    log = operation_command(verbs, ops.LIST_LOOP_RUNS)
     log.add_argument("--loop", metavar="ID", help="only this loop's runs")
     log.add_argument("--status", choices=RUN_STATUSES, help="only runs in this status")
     log.add_argument("--limit", type=int, help="at most this many runs")
     log.add_argument("--cursor", help="the next_cursor of a previous page")
     output_options(log)
 
-    stop = verbs.add_parser("cancel", help="cancel a run")
-    stop.add_argument("run_id", metavar="RUN_ID", help="the run")
+    stop = operation_command(verbs, ops.CANCEL_LOOP_RUN)
     output_options(stop)
 
-    answer = verbs.add_parser("approve", help="answer the gate a run waits at")
-    answer.add_argument("run_id", metavar="RUN_ID", help="the run waiting at a gate")
+    answer = operation_command(verbs, ops.APPROVE_LOOP_RUN)
     answer.add_argument("--node", metavar="ID", help="the gate (default: the waiting one)")
     answer.add_argument("--reject", action="store_true", help="reject: the run fails")
     answer.add_argument(

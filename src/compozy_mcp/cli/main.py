@@ -38,6 +38,7 @@ COMMAND_MODULES = {
     "loop": "loop",
     "worktree": "worktree",
     "task": "task",
+    "heartbeat": "heartbeat",
     "open": "board",
 }
 

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from compozy_mcp.cli.options import output_options
 from compozy_mcp.cli.output import emit, is_document
 from compozy_mcp.cli.reporting import EXIT_FAILED, EXIT_OK
 from compozy_mcp.errors import ConfigError, InvalidRequest
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.reasons import Reason
 
 if TYPE_CHECKING:
@@ -184,7 +186,7 @@ def _add(args: argparse.Namespace, context: Context) -> int:
     definition = _definition(args)
     config = _file(args.scope, args, context)
     if args.scope == "user":
-        from compozy_mcp.store.sqlite import private_dir
+        from compozy_mcp.store.private_files import private_dir
 
         # the first command may be this one: $COMPOZY_HOME holds every session's transcript
         private_dir(context.settings().home)
@@ -237,7 +239,7 @@ def _remove(args: argparse.Namespace, context: Context) -> int:
 
 def _list(args: argparse.Namespace, context: Context) -> int:
     if context.target is not None:
-        payload = context.call(lambda host: host.list_mcp_servers())
+        payload: Mapping[str, Any] = context.call(lambda host: host.call(ops.LIST_MCP_SERVERS, {}))
     else:
         payload = _local_listing(args, context)
     if is_document(args):

@@ -6,6 +6,7 @@ import sys
 from typing import TextIO
 
 from compozy_mcp import jsonutil
+from compozy_mcp.codes import Code
 from compozy_mcp.errors import CompozyError
 from compozy_mcp.hostapi.wire import error_body
 from compozy_mcp.reasons import Reason
@@ -23,35 +24,35 @@ EXIT_APPROVAL = 7
 EXIT_RETRY = 75
 
 #: error code -> exit code; every code an error class carries is listed (a test walks them)
-EXIT_BY_CODE: dict[str, int] = {
-    "tool_invalid_input": EXIT_USAGE,
-    "invalid_request": EXIT_USAGE,
-    "tool_not_found": EXIT_NOT_FOUND,
-    "not_found": EXIT_NOT_FOUND,
-    "tool_denied": EXIT_DENIED,
-    "tool_approval_required": EXIT_APPROVAL,
-    "forbidden": EXIT_DENIED,
-    "tool_conflict": EXIT_CONFLICT,
-    "conflict": EXIT_CONFLICT,
-    "model_not_found": EXIT_USAGE,  # a provider or model the user typed that is not there
-    "reasoning_effort_unsupported": EXIT_FAILED,
-    "worktree_unavailable": EXIT_FAILED,
-    "pull_request_unavailable": EXIT_FAILED,
-    "merge_conflict": EXIT_CONFLICT,
-    "limit_exceeded": EXIT_FAILED,
-    "tool_result_persistence_failed": EXIT_FAILED,
-    "tool_backend_failed": EXIT_FAILED,
-    "mcp_server_unavailable": EXIT_RETRY,
-    "internal_error": EXIT_FAILED,
-    "method_not_allowed": EXIT_FAILED,
-    "request_too_large": EXIT_USAGE,
-    "misdirected_request": EXIT_SETUP,
-    "unauthorized": EXIT_SETUP,
-    "registration_invalid": EXIT_SETUP,
-    "store_unavailable": EXIT_SETUP,
-    "config_invalid": EXIT_SETUP,
-    "daemon_unreachable": EXIT_SETUP,
-    "store_busy": EXIT_RETRY,
+EXIT_BY_CODE: dict[Code, int] = {
+    Code.TOOL_INVALID_INPUT: EXIT_USAGE,
+    Code.INVALID_REQUEST: EXIT_USAGE,
+    Code.TOOL_NOT_FOUND: EXIT_NOT_FOUND,
+    Code.NOT_FOUND: EXIT_NOT_FOUND,
+    Code.TOOL_DENIED: EXIT_DENIED,
+    Code.TOOL_APPROVAL_REQUIRED: EXIT_APPROVAL,
+    Code.FORBIDDEN: EXIT_DENIED,
+    Code.TOOL_CONFLICT: EXIT_CONFLICT,
+    Code.CONFLICT: EXIT_CONFLICT,
+    Code.MODEL_NOT_FOUND: EXIT_USAGE,  # a provider or model the user typed that is not there
+    Code.REASONING_EFFORT_UNSUPPORTED: EXIT_FAILED,
+    Code.WORKTREE_UNAVAILABLE: EXIT_FAILED,
+    Code.PULL_REQUEST_UNAVAILABLE: EXIT_FAILED,
+    Code.MERGE_CONFLICT: EXIT_CONFLICT,
+    Code.LIMIT_EXCEEDED: EXIT_FAILED,
+    Code.TOOL_RESULT_PERSISTENCE_FAILED: EXIT_FAILED,
+    Code.TOOL_BACKEND_FAILED: EXIT_FAILED,
+    Code.MCP_SERVER_UNAVAILABLE: EXIT_RETRY,
+    Code.INTERNAL_ERROR: EXIT_FAILED,
+    Code.METHOD_NOT_ALLOWED: EXIT_FAILED,
+    Code.REQUEST_TOO_LARGE: EXIT_USAGE,
+    Code.MISDIRECTED_REQUEST: EXIT_SETUP,
+    Code.UNAUTHORIZED: EXIT_SETUP,
+    Code.REGISTRATION_INVALID: EXIT_SETUP,
+    Code.STORE_UNAVAILABLE: EXIT_SETUP,
+    Code.CONFIG_INVALID: EXIT_SETUP,
+    Code.DAEMON_UNREACHABLE: EXIT_SETUP,
+    Code.STORE_BUSY: EXIT_RETRY,
 }
 
 

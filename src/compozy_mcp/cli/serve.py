@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,6 +56,20 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "$COMPOZY_WORKSPACE or the current directory)",
     )
     serve.add_argument(
+        "--store",
+        metavar="URL",
+        help="the PostgreSQL database to keep everything in, several daemons may share it "
+        "(postgresql://USER@HOST/DB; default: $COMPOZY_STORE, else the SQLite file in the "
+        "home); docs/deployment.md",
+    )
+    serve.add_argument(
+        "--advertise",
+        metavar="URL",
+        help="this daemon is one of several on one store, behind a balancer, reached at this "
+        "address (http://HOST:PORT); an MCP request for a session another daemon opened is "
+        "served here (docs/deployment.md)",
+    )
+    serve.add_argument(
         "--token-file",
         metavar="PATH",
         help="require the bearer token this file holds on every request (default: "
@@ -74,9 +89,11 @@ def run(args: argparse.Namespace, context: Context) -> int:
     from compozy_mcp.calls import OPERATOR
     from compozy_mcp.cli.context import read_token_file
     from compozy_mcp.cli.proxy import client_setup, upstreams_for
+    from compozy_mcp.cluster import daemon_identity
     from compozy_mcp.credentials import is_session_credential
     from compozy_mcp.http_limits import HttpDeadlines
     from compozy_mcp.proxy.discovery import Discovery
+    from compozy_mcp.store.open import check_spec
     from compozy_mcp.upstream.asking import EVERY_CAPABILITY
 
     tcp, uds = not args.no_tcp, not args.no_uds
@@ -95,7 +112,11 @@ def run(args: argparse.Namespace, context: Context) -> int:
         )
     if not 0 <= args.port <= 65535:
         raise InvalidRequest(f"--port must be between 0 and 65535, got {args.port}")
+    if args.advertise is not None and not args.advertise.startswith(("http://", "https://")):
+        raise InvalidRequest(f"--advertise must be an http(s):// URL, got {args.advertise!r}")
     settings = context.settings()
+    if args.store:
+        settings = replace(settings, store=check_spec(args.store))
     path = Path(args.uds).expanduser() if args.uds else settings.home / SOCKET_NAME
 
     sockets: list[socket.socket] = []
@@ -140,12 +161,15 @@ def run(args: argparse.Namespace, context: Context) -> int:
                 head_timeout=settings.http_head_timeout_seconds,
                 body_timeout=settings.http_body_timeout_seconds,
             )
+            identity = daemon_identity(settings.home, context.env, args.advertise or address)
             served = daemon.daemon_app(
                 app,
                 access,
                 address=address,
                 upstreams=upstreams,
                 discovery=Discovery(args.discovery),
+                identity=identity,
+                balanced=args.advertise is not None,
             )
             net.serve(
                 served,

@@ -9,13 +9,15 @@ daemon; ``prompt | history | approve | cancel`` are in :mod:`.turns`.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import Any
 
 from compozy_mcp.cli import handoff, turns
 from compozy_mcp.cli.context import Context
-from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.options import Command, operation_command, output_options
 from compozy_mcp.cli.output import Column, Style, emit, is_document, state_colour, table
 from compozy_mcp.cli.reporting import EXIT_OK
+from compozy_mcp.hostapi import operations as ops
 
 
 def _runtime(runtime: dict[str, Any]) -> str:
@@ -74,21 +76,29 @@ def summary(session: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _print(args: argparse.Namespace, payload: dict[str, Any]) -> int:
+def _print(args: argparse.Namespace, payload: Mapping[str, Any]) -> int:
     emit(args, payload, lambda _style: "\n".join(summary(payload["session"])))
     return EXIT_OK
 
 
 def status(args: argparse.Namespace, context: Context) -> int:
-    return _print(args, context.call(lambda host: host.session_status(args.session_id)))
+    return _print(
+        args,
+        context.call(lambda host: host.call(ops.SESSION_STATUS, {"session_id": args.session_id})),
+    )
 
 
 def archive(args: argparse.Namespace, context: Context) -> int:
-    return _print(args, context.call(lambda host: host.archive_session(args.session_id)))
+    return _print(
+        args,
+        context.call(lambda host: host.call(ops.ARCHIVE_SESSION, {"session_id": args.session_id})),
+    )
 
 
 def delete(args: argparse.Namespace, context: Context) -> int:
-    payload = context.call(lambda host: host.delete_session(args.session_id))
+    payload = context.call(
+        lambda host: host.call(ops.DELETE_SESSION, {"session_id": args.session_id})
+    )
     if is_document(args):
         emit(args, payload)
     else:
@@ -103,7 +113,12 @@ def delete(args: argparse.Namespace, context: Context) -> int:
 
 
 def unarchive(args: argparse.Namespace, context: Context) -> int:
-    return _print(args, context.call(lambda host: host.unarchive_session(args.session_id)))
+    return _print(
+        args,
+        context.call(
+            lambda host: host.call(ops.UNARCHIVE_SESSION, {"session_id": args.session_id})
+        ),
+    )
 
 
 CREATE_FLAGS = {
@@ -129,7 +144,7 @@ def create(args: argparse.Namespace, context: Context) -> int:
     }
     if args.worktree:
         fields["worktree"] = True
-    return _print(args, context.call(lambda host: host.create_session(fields)))
+    return _print(args, context.call(lambda host: host.call(ops.CREATE_SESSION, fields)))
 
 
 def list_sessions(args: argparse.Namespace, context: Context) -> int:
@@ -144,7 +159,7 @@ def list_sessions(args: argparse.Namespace, context: Context) -> int:
     filters = {name: value for name, value in filters.items() if value is not None}
     if args.archived:
         filters["archived"] = True
-    page = context.call(lambda host: host.list_sessions(filters))
+    page = context.call(lambda host: host.call(ops.LIST_SESSIONS, filters))
     emit(args, page, lambda style: _session_table(page, args, style), env=context.env)
     return EXIT_OK
 
@@ -161,7 +176,7 @@ SESSION_TABLE = (
 LIST_FLAGS = ("workspace", "state", "agent", "parent", "limit")
 
 
-def _session_table(page: dict[str, Any], args: argparse.Namespace, style: Style) -> str:
+def _session_table(page: Mapping[str, Any], args: argparse.Namespace, style: Style) -> str:
     sessions = page["sessions"]
     lines = [table(SESSION_TABLE, sessions, style) if sessions else "no sessions"]
     if "next_cursor" in page:
@@ -199,17 +214,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     sub = session.add_subparsers(dest="session_command", metavar="SUBCOMMAND", required=True)
 
-    for name, text in (
-        ("status", "show one session"),
-        ("archive", "archive a session"),
-        ("unarchive", "return an archived session to the board"),
-        ("delete", "delete an archived session and its descendants, for good"),
+    for operation in (
+        ops.SESSION_STATUS,
+        ops.ARCHIVE_SESSION,
+        ops.UNARCHIVE_SESSION,
+        ops.DELETE_SESSION,
     ):
-        cmd = sub.add_parser(name, help=text)
-        cmd.add_argument("session_id", metavar="ID", help="the session's id")
-        output_options(cmd)
+        output_options(operation_command(sub, operation))
 
-    list_cmd = sub.add_parser("list", help="list sessions, newest first")
+    list_cmd = operation_command(sub, ops.LIST_SESSIONS)
     list_cmd.add_argument("--workspace", metavar="ID", help="only this workspace's sessions")
     list_cmd.add_argument(
         "--state", choices=("starting", "active", "stopping", "stopped"), help="only this state"
@@ -221,7 +234,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     list_cmd.add_argument("--cursor", metavar="CURSOR", help="the next_cursor of a previous page")
     output_options(list_cmd)
 
-    create_cmd = sub.add_parser("create", help="create a session")
+    create_cmd = operation_command(sub, ops.CREATE_SESSION)
     create_cmd.add_argument("--agent", required=True, metavar="NAME", help="the agent's name")
     create_cmd.add_argument("--id", metavar="ID", help="the session id (generated if omitted)")
     create_cmd.add_argument("--name", help="a display name")

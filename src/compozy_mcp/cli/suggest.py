@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from compozy_mcp.cli.parsing import did_you_mean
 from compozy_mcp.errors import CompozyError
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.reasons import Reason
 
 if TYPE_CHECKING:
@@ -24,20 +25,20 @@ SESSIONS_SCANNED = 200
 
 
 async def _tool_ids(host: HostClient) -> list[str]:
-    payload = await host.list_tools()
+    payload = await host.call(ops.LIST_TOOLS, {})
     return [str(tool["tool_id"]) for tool in payload["tools"]]
 
 
 async def _session_ids(host: HostClient) -> list[str]:
     ids: list[str] = []
     for archived in (False, True):
-        page = await host.list_sessions({"limit": SESSIONS_SCANNED, "archived": archived})
+        page = await host.call(ops.LIST_SESSIONS, {"limit": SESSIONS_SCANNED, "archived": archived})
         ids += [str(session["id"]) for session in page["sessions"]]
     return ids
 
 
 async def _agent_names(host: HostClient) -> list[str]:
-    payload = await host.list_agents()
+    payload = await host.call(ops.LIST_AGENTS, {})
     return [str(agent["name"]) for agent in payload["agents"]]
 
 

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 from compozy_mcp import jsonutil
 from compozy_mcp.cli.artifacts import read_back
 from compozy_mcp.cli.context import Context
-from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.options import Command, operation_command, output_options
 from compozy_mcp.cli.output import Column, Style, emit, is_document, table
 from compozy_mcp.cli.reporting import EXIT_OK
 from compozy_mcp.errors import CompozyError, ToolInvalidInput, ToolNotFound
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.reasons import Reason
 
 if TYPE_CHECKING:
@@ -78,8 +79,10 @@ def _call(
 ) -> dict[str, Any]:
     """Invoke a tool; the envelope ``{"structured", "preview", ...}``."""
     payload = context.call(
-        lambda host: host.invoke(
-            tool_id, tool_input, session=session, approval_token=approval_token
+        lambda host: host.call(
+            ops.INVOKE,
+            {"tool_id": tool_id, "input": tool_input, "approval_token": approval_token},
+            session=session,
         )
     )
     envelope: dict[str, Any] = payload["result"]
@@ -238,8 +241,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     tool = commands.add_parser("tool", help="list, inspect, search and invoke native tools")
     tool_commands = tool.add_subparsers(dest="tool_command", metavar="SUBCOMMAND", required=True)
 
-    invoke_cmd = tool_commands.add_parser("invoke", help="invoke a tool with a JSON input")
-    invoke_cmd.add_argument("tool_id", metavar="TOOL_ID", help="the tool's id (compozy tool list)")
+    invoke_cmd = operation_command(tool_commands, ops.INVOKE)
     invoke_cmd.add_argument(
         "--input",
         default="{}",
@@ -261,15 +263,14 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     output_options(invoke_cmd)
 
-    info_cmd = tool_commands.add_parser("info", help="show a tool's contract")
-    info_cmd.add_argument("tool_id", metavar="TOOL_ID", help="the tool's id (compozy tool list)")
+    info_cmd = operation_command(tool_commands, ops.TOOL_INFO)
     output_options(info_cmd)
 
-    list_cmd = tool_commands.add_parser("list", help="list the native tools")
+    list_cmd = operation_command(tool_commands, ops.LIST_TOOLS)
     list_cmd.add_argument("--toolset", help="only tools of this toolset")
     output_options(list_cmd)
 
-    search_cmd = tool_commands.add_parser("search", help="search the native tools")
+    search_cmd = operation_command(tool_commands, ops.SEARCH_TOOLS)
     search_cmd.add_argument("query", metavar="QUERY", help="what the tool should do, in words")
     output_options(search_cmd)
 

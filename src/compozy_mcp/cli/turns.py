@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from compozy_mcp import jsonutil
 from compozy_mcp.cli.context import Context
-from compozy_mcp.cli.options import output_options
+from compozy_mcp.cli.options import operation_command, output_options
 from compozy_mcp.cli.output import emit, is_document
 from compozy_mcp.cli.reporting import EXIT_FAILED, EXIT_OK
 from compozy_mcp.errors import InvalidRequest
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.reasons import Reason
 
 if TYPE_CHECKING:
@@ -84,7 +86,9 @@ class _Printer:
 async def _latest_cursor(host: HostClient, session_id: str) -> int:
     cursor = 0
     while True:
-        page = await host.session_events(session_id, {"cursor": cursor, "limit": PAGE})
+        page = await host.call(
+            ops.SESSION_EVENTS, {"cursor": cursor, "limit": PAGE, "session_id": session_id}
+        )
         if not page["events"]:
             return cursor
         cursor = page["next_cursor"]
@@ -105,7 +109,7 @@ async def _ask(host: HostClient, session_id: str, event: dict[str, Any]) -> None
         answer,
     )
     fields = {"interaction_id": payload["interaction_id"], "decision": chosen}
-    await host.approve_session(session_id, fields)
+    await host.call(ops.APPROVE_SESSION, {**fields, "session_id": session_id})
 
 
 async def _follow(
@@ -136,10 +140,10 @@ def prompt(args: argparse.Namespace, context: Context) -> int:
         cursor = await _latest_cursor(host, args.session_id)
         fields: dict[str, Any] = {"prompt": args.text}
         if args.no_wait:
-            queued = await host.prompt_session(args.session_id, fields)
+            queued = await host.call(ops.PROMPT_SESSION, {**fields, "session_id": args.session_id})
             _print_turn(args, queued)
             return EXIT_OK
-        queued = await host.prompt_session(args.session_id, fields)
+        queued = await host.call(ops.PROMPT_SESSION, {**fields, "session_id": args.session_id})
         turn_id = queued["turn"]["turn_id"]
         ended = await _follow(host, args, turn_id, cursor)
         status = ended.get("status")
@@ -156,7 +160,7 @@ def prompt(args: argparse.Namespace, context: Context) -> int:
     return context.call(run)
 
 
-def _print_turn(args: argparse.Namespace, payload: dict[str, Any]) -> None:
+def _print_turn(args: argparse.Namespace, payload: Mapping[str, Any]) -> None:
     turn = payload["turn"]
     emit(args, payload, lambda _: f"turn {turn['turn']} {turn['status']}  {turn['turn_id']}")
 
@@ -165,7 +169,9 @@ def history(args: argparse.Namespace, context: Context) -> int:
     params: dict[str, Any] = {"limit": args.limit}
     if args.cursor is not None:
         params["cursor"] = args.cursor
-    page = context.call(lambda host: host.session_history(args.session_id, params))
+    page = context.call(
+        lambda host: host.call(ops.SESSION_HISTORY, {**params, "session_id": args.session_id})
+    )
     if is_document(args):
         # session commands keep their complete output (spec, CLI): the session API's page
         emit(args, page)
@@ -203,7 +209,7 @@ async def _only_pending(host: HostClient, session_id: str) -> str:
 
     with anyio.move_on_after(PENDING_WAIT_SECONDS):
         while True:
-            session = (await host.session_status(session_id))["session"]
+            session = (await host.call(ops.SESSION_STATUS, {"session_id": session_id}))["session"]
             pending = session["pending_interactions"]
             if len(pending) > 1:
                 ids = ", ".join(item["interaction_id"] for item in pending)
@@ -233,7 +239,7 @@ def approve(args: argparse.Namespace, context: Context) -> int:
     async def run(host: HostClient) -> dict[str, Any]:
         interaction = named[0] if named else await _only_pending(host, args.session_id)
         fields = {"interaction_id": interaction, "decision": decision}
-        return await host.approve_session(args.session_id, fields)
+        return await host.call(ops.APPROVE_SESSION, {**fields, "session_id": args.session_id})
 
     answer = context.call(run)
     if is_document(args):
@@ -249,7 +255,7 @@ def approve(args: argparse.Namespace, context: Context) -> int:
 
 
 def cancel(args: argparse.Namespace, context: Context) -> int:
-    done = context.call(lambda host: host.cancel_turn(args.session_id))
+    done = context.call(lambda host: host.call(ops.CANCEL_TURN, {"session_id": args.session_id}))
     if is_document(args):
         emit(args, done)
     else:
@@ -259,18 +265,12 @@ def cancel(args: argparse.Namespace, context: Context) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    cmd = sub.add_parser(
-        "prompt",
-        help="send a prompt to the session's agent and follow its turn",
-        description=PROMPT_DESCRIPTION,
-    )
-    cmd.add_argument("session_id", metavar="ID", help="the session")
+    cmd = operation_command(sub, ops.PROMPT_SESSION, description=PROMPT_DESCRIPTION)
     cmd.add_argument("text", metavar="TEXT", help="the prompt")
     cmd.add_argument("--no-wait", action="store_true", help="queue the prompt and return at once")
     output_options(cmd)
 
-    cmd = sub.add_parser("history", help="show a session's turns, oldest first")
-    cmd.add_argument("session_id", metavar="ID", help="the session")
+    cmd = operation_command(sub, ops.SESSION_HISTORY)
     cmd.add_argument(
         "--full",
         action="store_true",
@@ -280,11 +280,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     cmd.add_argument("--cursor", type=int, metavar="N", help="next_cursor of a previous page")
     output_options(cmd)
 
-    cmd = sub.add_parser(
-        "approve",
-        help="answer a pending interaction: an approval prompt or the agent's permission request",
-    )
-    cmd.add_argument("session_id", metavar="ID", help="the session")
+    cmd = operation_command(sub, ops.APPROVE_SESSION)
     cmd.add_argument(
         "answer",
         nargs="+",
@@ -295,8 +291,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     output_options(cmd)
 
-    cmd = sub.add_parser("cancel", help="cancel the running turn and the queued ones")
-    cmd.add_argument("session_id", metavar="ID", help="the session")
+    cmd = operation_command(sub, ops.CANCEL_TURN)
     output_options(cmd)
 
 

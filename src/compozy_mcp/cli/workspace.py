@@ -12,9 +12,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compozy_mcp.cli.options import output_options
+from compozy_mcp.cli.options import operation_command, output_options
 from compozy_mcp.cli.output import Column, emit, table
 from compozy_mcp.cli.reporting import EXIT_OK
+from compozy_mcp.hostapi import operations as ops
 
 if TYPE_CHECKING:
     from compozy_mcp.cli.context import Context
@@ -26,15 +27,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ws_commands = workspace.add_subparsers(
         dest="workspace_command", metavar="SUBCOMMAND", required=True
     )
-    add = ws_commands.add_parser("add", help="register a directory as a workspace")
+    add = operation_command(ws_commands, ops.ADD_WORKSPACE)
     add.add_argument("path", metavar="PATH", help="the directory (relative paths are resolved)")
     add.add_argument("--name", help="display name (default: the directory's name)")
     output_options(add)
-    output_options(ws_commands.add_parser("list", help="list workspaces"))
-    trust = ws_commands.add_parser(
-        "trust",
-        help="let a workspace's .compozy/hooks.yaml run (hooks of an untrusted one never run)",
-    )
+    output_options(operation_command(ws_commands, ops.LIST_WORKSPACES))
+    trust = operation_command(ws_commands, ops.TRUST_WORKSPACE, ids=False)
     trust.add_argument("path", metavar="PATH", help="the workspace's directory, or its id")
     trust.add_argument(
         "--revoke", action="store_true", help="no longer trust it: its hooks.yaml stops running"
@@ -45,12 +43,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     pr_commands = profile.add_subparsers(
         dest="profile_command", metavar="SUBCOMMAND", required=True
     )
-    new = pr_commands.add_parser("add", help="create a profile")
+    new = operation_command(pr_commands, ops.ADD_PROFILE)
     new.add_argument("name", metavar="NAME", help="the profile's name (unique)")
     new.add_argument("--color", help="presentation color, such as #2563eb")
     new.add_argument("--icon", help="presentation icon name")
     output_options(new)
-    output_options(pr_commands.add_parser("list", help="list profiles"))
+    output_options(operation_command(pr_commands, ops.LIST_PROFILES))
 
 
 WORKSPACE_TABLE = (
@@ -77,23 +75,23 @@ def _print(
     emit(args, {key: rows}, lambda style: table(columns, rows, style), env=env)
 
 
-def _workspace(args: argparse.Namespace) -> Callable[[HostClient], Awaitable[dict[str, Any]]]:
+def _workspace(args: argparse.Namespace) -> Callable[[HostClient], Awaitable[Mapping[str, Any]]]:
     if args.workspace_command == "list":
-        return lambda host: host.list_workspaces()
+        return lambda host: host.call(ops.LIST_WORKSPACES, {})
     if args.workspace_command == "trust":
         return lambda host: _trust(host, args.path, not args.revoke)
     # Resolved here, where the user typed it; a daemon checks that it is a directory there.
     fields = {"path": str(Path(args.path).expanduser().resolve())}
     if args.name is not None:
         fields["name"] = args.name
-    return lambda host: host.add_workspace(fields)
+    return lambda host: host.call(ops.ADD_WORKSPACE, fields)
 
 
-async def _trust(host: HostClient, given: str, trusted: bool) -> dict[str, Any]:
+async def _trust(host: HostClient, given: str, trusted: bool) -> Mapping[str, Any]:
     """Trust the workspace registered at ``given`` (a directory, resolved where the user typed
     it) or with that id."""
     path = str(Path(given).expanduser().resolve())
-    listed = (await host.list_workspaces())["workspaces"]
+    listed = (await host.call(ops.LIST_WORKSPACES, {}))["workspaces"]
     found = next((w for w in listed if w["path"] == path), None) or next(
         (w for w in listed if w["id"] == given), None
     )
@@ -101,20 +99,22 @@ async def _trust(host: HostClient, given: str, trusted: bool) -> dict[str, Any]:
         from compozy_mcp.errors import ResourceNotFound
 
         raise ResourceNotFound("", "workspace", f"{path} (register it: compozy workspace add)")
-    return await host.trust_workspace(found["id"], trusted)
+    return await host.call(
+        ops.TRUST_WORKSPACE if trusted else ops.DISTRUST_WORKSPACE, {"workspace_id": found["id"]}
+    )
 
 
-def _profile(args: argparse.Namespace) -> Callable[[HostClient], Awaitable[dict[str, Any]]]:
+def _profile(args: argparse.Namespace) -> Callable[[HostClient], Awaitable[Mapping[str, Any]]]:
     if args.profile_command == "list":
-        return lambda host: host.list_profiles()
+        return lambda host: host.call(ops.LIST_PROFILES, {})
     fields = {"name": args.name}
     for name in ("color", "icon"):
         if getattr(args, name) is not None:
             fields[name] = getattr(args, name)
-    return lambda host: host.add_profile(fields)
+    return lambda host: host.call(ops.ADD_PROFILE, fields)
 
 
-def _rows(payload: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+def _rows(payload: Mapping[str, Any], kind: str) -> list[dict[str, Any]]:
     """A list payload's rows, or the one row an ``add`` returns."""
     rows: list[dict[str, Any]] = payload.get(f"{kind}s", [payload.get(kind)])
     return rows

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import Any
 
 from compozy_mcp.cli.context import Context
-from compozy_mcp.cli.options import Command, output_options
+from compozy_mcp.cli.options import Command, operation_command, output_options
 from compozy_mcp.cli.output import Column, Style, emit, state_colour, table
 from compozy_mcp.cli.reporting import EXIT_OK
+from compozy_mcp.hostapi import operations as ops
 
 WORKTREE_TABLE = (
     Column.key("ID", "worktree_id"),
@@ -49,7 +51,7 @@ def _lines(tree: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _print(args: argparse.Namespace, context: Context, payload: dict[str, Any]) -> int:
+def _print(args: argparse.Namespace, context: Context, payload: Mapping[str, Any]) -> int:
     emit(args, payload, lambda _style: "\n".join(_lines(payload["worktree"])), env=context.env)
     return EXIT_OK
 
@@ -59,7 +61,7 @@ def list_worktrees(args: argparse.Namespace, context: Context) -> int:
     filters = {name: value for name, value in filters.items() if value is not None}
     if args.all:
         filters["include_removed"] = True
-    page = context.call(lambda host: host.list_worktrees(filters))
+    page = context.call(lambda host: host.call(ops.LIST_WORKTREES, filters))
 
     def readable(style: Style) -> str:
         rows = page["worktrees"]
@@ -70,17 +72,25 @@ def list_worktrees(args: argparse.Namespace, context: Context) -> int:
 
 
 def inspect(args: argparse.Namespace, context: Context) -> int:
-    return _print(args, context, context.call(lambda host: host.worktree_info(args.worktree_id)))
+    return _print(
+        args,
+        context,
+        context.call(lambda host: host.call(ops.WORKTREE_INFO, {"worktree_id": args.worktree_id})),
+    )
 
 
 def create(args: argparse.Namespace, context: Context) -> int:
     fields = {"session_id": args.session, "branch": args.branch, "base": args.base}
     fields = {name: value for name, value in fields.items() if value is not None}
-    return _print(args, context, context.call(lambda host: host.create_worktree(fields)))
+    return _print(args, context, context.call(lambda host: host.call(ops.CREATE_WORKTREE, fields)))
 
 
 def remove(args: argparse.Namespace, context: Context) -> int:
-    payload = context.call(lambda host: host.remove_worktree(args.worktree_id, force=args.force))
+    payload = context.call(
+        lambda host: host.call(
+            ops.REMOVE_WORKTREE, {"worktree_id": args.worktree_id, "force": args.force}
+        )
+    )
     return _print(args, context, payload)
 
 
@@ -98,17 +108,16 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     sub = worktree.add_subparsers(dest="worktree_command", metavar="SUBCOMMAND", required=True)
 
-    cmd = sub.add_parser("list", help="list worktrees, newest first")
+    cmd = operation_command(sub, ops.LIST_WORKTREES)
     cmd.add_argument("--workspace", metavar="ID", help="only this workspace's worktrees")
     cmd.add_argument("--session", metavar="ID", help="only this session's worktrees")
     cmd.add_argument("--all", action="store_true", help="removed worktrees too")
     output_options(cmd)
 
-    cmd = sub.add_parser("inspect", help="show one worktree, with its uncommitted files")
-    cmd.add_argument("worktree_id", metavar="ID", help="the worktree (wt-...)")
+    cmd = operation_command(sub, ops.WORKTREE_INFO)
     output_options(cmd)
 
-    cmd = sub.add_parser("create", help="give a session without one a worktree of its own")
+    cmd = operation_command(sub, ops.CREATE_WORKTREE)
     cmd.add_argument("--session", required=True, metavar="ID", help="the session")
     cmd.add_argument(
         "--branch", help="the new branch (default: the session's branch, else compozy/<name>)"
@@ -116,10 +125,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     cmd.add_argument("--base", metavar="REF", help="the commit or branch to start from")
     output_options(cmd)
 
-    cmd = sub.add_parser(
-        "remove", help="remove a worktree's directory (its branch stays; nothing is lost)"
-    )
-    cmd.add_argument("worktree_id", metavar="ID", help="the worktree (wt-...)")
+    cmd = operation_command(sub, ops.REMOVE_WORKTREE)
     cmd.add_argument(
         "--force",
         action="store_true",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
 from typing import Any
 
 from compozy_mcp.blocking import Offload
@@ -97,7 +96,3 @@ class RunLog:
         await self.settle()
         with self._store.read() as reader:
             return {row.hook_id: row for row in reader.hook_stats()}
-
-    @staticmethod
-    def failed_outcomes() -> Sequence[str]:
-        return FAILED_OUTCOMES

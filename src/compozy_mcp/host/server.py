@@ -12,7 +12,7 @@ none advertises ``outputSchema``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ from mcp.types import (
 from compozy_mcp import __version__, jsonutil
 from compozy_mcp.errors import CompozyError, InternalError
 from compozy_mcp.hostapi import HostClient, bodies
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.inputs import (
     SESSION_ARCHIVE,
     SESSION_CREATE,
@@ -56,7 +57,7 @@ INSTRUCTIONS = (
     'compozy_host__tool_invoke passes the tool input as "input"; put result_view inside it.'
 )
 
-Run = Callable[[HostClient, dict[str, Any]], Awaitable[dict[str, Any]]]
+Run = Callable[[HostClient, dict[str, Any]], Awaitable[Mapping[str, Any]]]
 
 SESSION_ARG = described(
     STRING, "Make the call as this managed session (its permission policy applies)."
@@ -88,35 +89,35 @@ def host_tools() -> list[HostTool]:
             SESSION_LIST,
             "List sessions, newest first, as complete records: "
             '{"sessions": [...], "next_cursor"?}. Pass next_cursor back as cursor.',
-            lambda host, args: host.list_sessions(args),
+            lambda host, args: host.call(ops.LIST_SESSIONS, args),
             read_only=True,
         ),
         _session_tool(
             "session_status",
             SESSION_STATUS,
             f"Read one session. {record}",
-            lambda host, args: host.session_status(args["session_id"]),
+            lambda host, args: host.call(ops.SESSION_STATUS, {"session_id": args["session_id"]}),
             read_only=True,
         ),
         _session_tool(
             "session_create",
             SESSION_CREATE,
             f"Create a session for an agent. {record}",
-            lambda host, args: host.create_session(args),
+            lambda host, args: host.call(ops.CREATE_SESSION, args),
             read_only=False,
         ),
         _session_tool(
             "session_archive",
             SESSION_ARCHIVE,
             f"Archive a session. {record}",
-            lambda host, args: host.archive_session(args["session_id"]),
+            lambda host, args: host.call(ops.ARCHIVE_SESSION, {"session_id": args["session_id"]}),
             read_only=False,
         ),
         _session_tool(
             "session_unarchive",
             SESSION_UNARCHIVE,
             f"Return an archived session to the board. {record}",
-            lambda host, args: host.unarchive_session(args["session_id"]),
+            lambda host, args: host.call(ops.UNARCHIVE_SESSION, {"session_id": args["session_id"]}),
             read_only=False,
         ),
         _session_tool(
@@ -124,7 +125,7 @@ def host_tools() -> list[HostTool]:
             SESSION_DELETE,
             "Delete an archived session and its descendants, with their transcripts and the "
             'artifacts only they stored: {"deleted": {...}}. Cannot be undone.',
-            lambda host, args: host.delete_session(args["session_id"]),
+            lambda host, args: host.call(ops.DELETE_SESSION, {"session_id": args["session_id"]}),
             read_only=False,
         ),
         HostTool(
@@ -133,7 +134,7 @@ def host_tools() -> list[HostTool]:
             'that deleted content gives its space back: {"upkeep": {...}} with sizes.',
             tool_input(),
             False,
-            lambda host, args: host.vacuum_store(),
+            lambda host, args: host.call(ops.VACUUM_STORE, {}),
         ),
         HostTool(
             PREFIX + "workspace_list",
@@ -141,7 +142,7 @@ def host_tools() -> list[HostTool]:
             '"created_at"}]}. Sessions name one by workspace_id.',
             tool_input(),
             True,
-            lambda host, args: host.list_workspaces(),
+            lambda host, args: host.call(ops.LIST_WORKSPACES, {}),
         ),
         HostTool(
             PREFIX + "workspace_add",
@@ -149,7 +150,7 @@ def host_tools() -> list[HostTool]:
             '{"workspace": {...}}.',
             bodies.WORKSPACE_ADD,
             False,
-            lambda host, args: host.add_workspace(args),
+            lambda host, args: host.call(ops.ADD_WORKSPACE, args),
             checked_here=False,
         ),
         HostTool(
@@ -158,14 +159,14 @@ def host_tools() -> list[HostTool]:
             '"created_at"}]}. Sessions name one by profile_id.',
             tool_input(),
             True,
-            lambda host, args: host.list_profiles(),
+            lambda host, args: host.call(ops.LIST_PROFILES, {}),
         ),
         HostTool(
             PREFIX + "profile_add",
             'Create a profile (how sessions are presented): {"profile": {...}}.',
             bodies.PROFILE_ADD,
             False,
-            lambda host, args: host.add_profile(args),
+            lambda host, args: host.call(ops.ADD_PROFILE, args),
             checked_here=False,
         ),
         HostTool(
@@ -173,7 +174,7 @@ def host_tools() -> list[HostTool]:
             'The native tools the caller may use: {"tools": [ToolDescriptorPayload]}.',
             tool_input(optional={"session": SESSION_ARG}),
             True,
-            lambda host, args: host.list_tools(session=args.get("session")),
+            lambda host, args: host.call(ops.LIST_TOOLS, {}, session=args.get("session")),
         ),
         HostTool(
             PREFIX + "tool_info",
@@ -184,7 +185,9 @@ def host_tools() -> list[HostTool]:
                 {"session": SESSION_ARG},
             ),
             True,
-            lambda host, args: host.tool_info(args["tool_id"], session=args.get("session")),
+            lambda host, args: host.call(
+                ops.TOOL_INFO, {"tool_id": args["tool_id"]}, session=args.get("session")
+            ),
         ),
         HostTool(
             PREFIX + "tool_search",
@@ -194,8 +197,10 @@ def host_tools() -> list[HostTool]:
                 {"limit": input_schema(TOOL_SEARCH)["properties"]["limit"], "session": SESSION_ARG},
             ),
             True,
-            lambda host, args: host.search_tools(
-                args["query"], limit=args.get("limit"), session=args.get("session")
+            lambda host, args: host.call(
+                ops.SEARCH_TOOLS,
+                {k: v for k, v in args.items() if k in ("query", "limit")},
+                session=args.get("session"),
             ),
         ),
         HostTool(
@@ -214,11 +219,14 @@ def host_tools() -> list[HostTool]:
                 },
             ),
             False,
-            lambda host, args: host.invoke(
-                args["tool_id"],
-                args.get("input", {}),
+            lambda host, args: host.call(
+                ops.INVOKE,
+                {
+                    "tool_id": args["tool_id"],
+                    "input": args.get("input", {}),
+                    "approval_token": args.get("approval_token"),
+                },
                 session=args.get("session"),
-                approval_token=args.get("approval_token"),
             ),
         ),
         HostTool(
@@ -231,9 +239,7 @@ def host_tools() -> list[HostTool]:
                 dict(bodies.APPROVAL_MINT["properties"]),
             ),
             False,
-            lambda host, args: host.mint_approval(
-                args["tool_id"], {k: v for k, v in args.items() if k != "tool_id"}
-            ),
+            lambda host, args: host.call(ops.MINT_APPROVAL, args),
             checked_here=False,
         ),
         HostTool(
@@ -249,10 +255,7 @@ def host_tools() -> list[HostTool]:
                 }
             ),
             False,
-            lambda host, args: host.approve_session(
-                args["session_id"],
-                {"interaction_id": args["interaction_id"], "decision": args["decision"]},
-            ),
+            lambda host, args: host.call(ops.APPROVE_SESSION, args),
         ),
     ]
 
@@ -339,4 +342,4 @@ class HostServer:
         except Exception:  # never take the server down; the next call must work
             log.exception("%s failed", tool.name)
             return _result(error_body(InternalError("internal error")), is_error=True)
-        return _result(payload)
+        return _result(dict(payload))

@@ -1,17 +1,16 @@
 """The Host API in this process, over one :class:`~compozy_mcp.assembly.App`.
 
-- Tool operations return ``ToolDescriptorPayload``\\ s (``tool_id`` instead of ``id``); ``invoke``
-  runs the one dispatcher and returns ``{"result": {"structured", "preview", ...}}``. The
-  selector travels inside the tool input, as with the CLI.
-- Session operations return the complete ``SessionPayload`` straight from the session service
-  (the record the ``full`` view returns; views never apply here) as ``{"session": ...}`` or
-  ``{"sessions": [...], "next_cursor"?}``. Their inputs are checked against the input schemas
-  of the matching native tools (:mod:`.inputs`), so errors name that tool.
-- Loop operations and Loop tool invocations show a run's node errors as every CLI and HTTP/UDS
-  error is shown: input errors and denials redacted (:mod:`compozy_mcp.loops.redaction`).
-- Workspace and profile operations return ``{"workspaces": [...]}`` / ``{"workspace": ...}``
-  and ``{"profiles": [...]}`` / ``{"profile": ...}``; their bodies are checked by
-  :mod:`.bodies`.
+- An operation that names a native tool (:mod:`.operations`) is that tool called as the operator
+  through the one dispatcher, its input checked against the tool's own input schema (without the
+  selector, so errors name the tool) and answered with its complete result (the full view,
+  never cut to the result budget): a hook, an approval rule or the audit log sees the
+  operator's command as it sees an agent's call. Loop operations show a run's node errors as
+  every CLI and HTTP/UDS error is shown: input errors and denials redacted
+  (:mod:`compozy_mcp.loops.redaction`).
+- The others are answered here, by the method registered for them with :func:`answers`: tool
+  operations return ``ToolDescriptorPayload``\\ s (``tool_id`` instead of ``id``); ``invoke``
+  runs the one dispatcher and returns ``{"result": {"structured", "preview", ...}}``;
+  workspace and profile bodies are checked by :mod:`.bodies`.
 
 Store writes run in worker threads (the session and artifact services do it), reads on the
 event loop. Nothing here imports the HTTP stack or the MCP SDK.
@@ -22,30 +21,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.to_thread
 
 from compozy_mcp.calls import CallInfo, scope_of
-from compozy_mcp.errors import ToolDenied, ToolNotFound
+from compozy_mcp.errors import RequestBodyInvalid, ToolDenied, ToolNotFound
 from compozy_mcp.hostapi import bodies
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.client import McpServerListing, Payload
-from compozy_mcp.hostapi.inputs import (
-    SESSION_ARCHIVE,
-    SESSION_CREATE,
-    SESSION_DELETE,
-    SESSION_LIST,
-    SESSION_STATUS,
-    SESSION_UNARCHIVE,
-    TOOL_SEARCH,
-    check,
-)
+from compozy_mcp.hostapi.inputs import TOOL_SEARCH, check
+from compozy_mcp.hostapi.operation import Operation, R
 from compozy_mcp.info.descriptors import descriptor
 from compozy_mcp.loops.redaction import redact_result
 from compozy_mcp.reasons import Reason
+from compozy_mcp.sessions.turn_record import COMPACT_TURN_FIELDS, turn_record
 
 #: events a follower reads at once, and how long it waits for news before it looks anyway
 PAGE = 500
@@ -59,6 +52,22 @@ if TYPE_CHECKING:
 
 #: the prefix of the Loop tools, whose run records carry node errors (dispatch messages)
 LOOP_TOOLS = "compozy__loop_"
+
+Handler = Callable[["LocalHost", dict[str, Any], "str | None"], Awaitable[Payload]]
+#: operation name -> the method that answers it (the operations that name no tool)
+HANDLERS: dict[str, Handler] = {}
+
+
+def answers(operation: Operation[Any]) -> Callable[[Handler], Handler]:
+    """Register the decorated method as what answers ``operation`` in this process."""
+
+    def register(method: Handler) -> Handler:
+        if operation.tool_id is not None or operation.name in HANDLERS:
+            raise ValueError(f"{operation.name}: a tool's operation, or answered twice")
+        HANDLERS[operation.name] = method
+        return method
+
+    return register
 
 
 class LocalHost:
@@ -79,6 +88,24 @@ class LocalHost:
 
         return cls(open_app(settings), owns_app=True)
 
+    async def call(
+        self, operation: Operation[R], args: Mapping[str, Any], *, session: str | None = None
+    ) -> R:
+        if operation.tool_id is not None:
+            return cast(R, await self._tool(operation, operation.tool_id, args))
+        return cast(R, await HANDLERS[operation.name](self, dict(args), session))
+
+    async def _tool(self, operation: Operation[Any], tool_id: str, args: Any) -> Payload:
+        """A native tool's complete result, through the one dispatcher as the operator."""
+        # the tool's own input, without the view selector: a body or query that sends one is
+        # refused as the tool would refuse an unknown field (the routes return full records)
+        args = check(tool_id, args)
+        tool_input = {**args, "result_view": "full"} if operation.views else dict(args)
+        result = await self.app.dispatcher.call(tool_id, tool_input, whole=True)
+        if operation.redact:
+            return redact_result(result.structured)
+        return dict(result.structured)
+
     def _descriptor(self, tool: RegisteredTool) -> dict[str, Any]:
         cached = self._descriptors.get(tool.id)
         if cached is None:
@@ -87,24 +114,20 @@ class LocalHost:
 
     # --- tools -------------------------------------------------------------------------------
 
-    async def list_tools(self, *, session: str | None = None) -> Payload:
+    @answers(ops.LIST_TOOLS)
+    async def _list_tools(self, args: dict[str, Any], session: str | None) -> Payload:
         visible = self.app.catalog.visible(scope_of(session))
         return {"tools": [self._descriptor(tool) for tool in visible]}
 
-    async def tool_info(self, tool_id: str, *, session: str | None = None) -> Payload:
-        tool = self.app.catalog.find_visible(tool_id, scope_of(session))
+    @answers(ops.TOOL_INFO)
+    async def _tool_info(self, args: dict[str, Any], session: str | None) -> Payload:
+        tool = self.app.catalog.find_visible(args["tool_id"], scope_of(session))
         if tool is None:
-            raise ToolNotFound(tool_id)
+            raise ToolNotFound(args["tool_id"])
         return {"tool": self._descriptor(tool)}
 
-    async def search_tools(
-        self, query: str | None, *, limit: int | None = None, session: str | None = None
-    ) -> Payload:
-        args: dict[str, Any] = {}
-        if query is not None:
-            args["query"] = query
-        if limit is not None:
-            args["limit"] = limit
+    @answers(ops.SEARCH_TOOLS)
+    async def _search_tools(self, args: dict[str, Any], session: str | None) -> Payload:
         args = check(TOOL_SEARCH, args)
         catalog = self.app.catalog
         # the Host API serves native tools; tools of MCP servers are called over MCP
@@ -114,20 +137,33 @@ class LocalHost:
         tools = [self._descriptor(catalog.registry.get(hit["id"])) for hit in found]
         return {"query": args["query"], "tools": tools}
 
-    async def invoke(
-        self,
-        tool_id: str,
-        tool_input: Any,
-        *,
-        session: str | None = None,
-        approval_token: str | None = None,
-    ) -> Payload:
+    @answers(ops.INVOKE)
+    async def _invoke(self, args: dict[str, Any], session: str | None) -> Payload:
+        tool_id = args["tool_id"]
+        token = args.get("approval_token")
+        if "approval_token" in args and not isinstance(token, str):
+            raise RequestBodyInvalid(
+                'the request body field "approval_token" must be a string',
+                reason=Reason.BODY_INVALID,
+            )
+        if "input" not in args:
+            raise RequestBodyInvalid(
+                'the request body needs "input": the tool input, a JSON object',
+                reason=Reason.BODY_INVALID,
+            )
+        tool_input = args["input"]
+        if not isinstance(tool_input, dict):
+            raise RequestBodyInvalid(
+                'the request body field "input" must be a JSON object',
+                reason=Reason.INPUT_NOT_OBJECT,
+            )
         result = await self.app.dispatcher.call(
-            tool_id, tool_input, scope=scope_of(session), approval_token=approval_token
+            tool_id, tool_input, scope=scope_of(session), approval_token=token
         )
         envelope = result.envelope()
         if tool_id.startswith(LOOP_TOOLS) and not result.truncated:
-            # the errors of a run's nodes are dispatch messages too: redacted here, as in _loop
+            # the errors of a run's nodes are dispatch messages too: redacted, as Loop
+            # operations are
             envelope["structured"] = redact_result(result.structured)
             preview = self.app.dispatcher.registry.get(tool_id).definition.preview
             envelope["preview"] = preview(envelope["structured"])
@@ -135,143 +171,88 @@ class LocalHost:
 
     # --- approvals ---------------------------------------------------------------------------
 
-    async def mint_approval(
-        self, tool_id: str, fields: Any, *, session: str | None = None
-    ) -> Payload:
+    @answers(ops.MINT_APPROVAL)
+    async def _mint_approval(self, args: dict[str, Any], session: str | None) -> Payload:
+        tool_id = args.pop("tool_id")
         if session is not None:
             raise ToolDenied(
                 tool_id,
                 f'only the operator mints approval tokens (asked by session "{session}")',
                 reason=Reason.OPERATOR_ONLY,
             )
-        args = bodies.check("approval", fields)
-        return await self.app.approvals.mint(CallInfo(tool_id), tool_id, args)
-
-    # --- sessions ----------------------------------------------------------------------------
-
-    # each goes through the one dispatcher, as the tool of the same name: a hook, an approval
-    # rule or the audit log sees the operator's command as it sees an agent's call
-
-    async def list_sessions(self, filters: Mapping[str, Any]) -> Payload:
-        return await self._tool(SESSION_LIST, filters)
-
-    async def session_status(self, session_id: str) -> Payload:
-        return await self._tool(SESSION_STATUS, {"session_id": session_id})
-
-    async def create_session(self, fields: Any) -> Payload:
-        return await self._tool(SESSION_CREATE, fields)
-
-    async def archive_session(self, session_id: str) -> Payload:
-        return await self._tool(SESSION_ARCHIVE, {"session_id": session_id})
-
-    async def unarchive_session(self, session_id: str) -> Payload:
-        return await self._tool(SESSION_UNARCHIVE, {"session_id": session_id})
-
-    async def delete_session(self, session_id: str) -> Payload:
-        return await self._tool(SESSION_DELETE, {"session_id": session_id}, views=False)
+        fields = bodies.check("approval", args)
+        return await self.app.approvals.mint(CallInfo(tool_id), tool_id, fields)
 
     # --- the store ---------------------------------------------------------------------------
 
-    async def vacuum_store(self) -> Payload:
+    @answers(ops.VACUUM_STORE)
+    async def _vacuum_store(self, args: dict[str, Any], session: str | None) -> Payload:
         report = await anyio.to_thread.run_sync(functools.partial(self.app.upkeep.run, vacuum=True))
         return {"upkeep": report.payload()}
 
-    # --- loops: the compozy__loop_* tools, as the operator, in the full view --------------------
-
-    async def _loop(self, verb: str, fields: Any, *, full: bool = True, **ids: Any) -> Payload:
-        """One loop tool call; ``fields`` is a body (an object: the routes check), ``ids`` the
-        path's."""
-        args = {**(fields if isinstance(fields, dict) else {}), **ids}
-        if full:
-            args["result_view"] = "full"
-        result = await self.app.dispatcher.call(f"{LOOP_TOOLS}{verb}", args, whole=True)
-        return redact_result(result.structured)
-
-    async def validate_loop(self, fields: Any) -> Payload:
-        return await self._loop("validate", fields, full=False)
-
-    async def list_loops(self) -> Payload:
-        return await self._loop("list", {})
-
-    async def create_loop(self, fields: Any) -> Payload:
-        return await self._loop("create", fields)
-
-    async def loop_info(self, loop_id: str, version: int | None = None) -> Payload:
-        versioned = {} if version is None else {"version": version}
-        return await self._loop("inspect", versioned, loop_id=loop_id)
-
-    async def start_loop_run(self, loop_id: str, fields: Any) -> Payload:
-        return await self._loop("run", fields, loop_id=loop_id)
-
-    async def list_loop_runs(self, filters: Mapping[str, Any]) -> Payload:
-        return await self._loop("runs", dict(filters))
-
-    async def loop_run_status(self, run_id: str) -> Payload:
-        return await self._loop("status", {}, run_id=run_id)
-
-    async def cancel_loop_run(self, run_id: str) -> Payload:
-        return await self._loop("cancel", {}, run_id=run_id)
-
-    async def approve_loop_run(self, run_id: str, fields: Any) -> Payload:
-        return await self._loop("approve", fields, run_id=run_id)
-
     # --- workspaces and profiles -------------------------------------------------------------
 
-    async def list_workspaces(self) -> Payload:
+    @answers(ops.LIST_WORKSPACES)
+    async def _list_workspaces(self, args: dict[str, Any], session: str | None) -> Payload:
         rows = self.app.sessions.workspaces.workspaces()
         return {"workspaces": [asdict(row) for row in rows]}
 
-    async def add_workspace(self, fields: Any) -> Payload:
-        args = bodies.check("workspace", fields)
-        path = bodies.workspace_directory(args["path"])
-        row = await self.app.sessions.add_workspace(path, args.get("name"))
+    @answers(ops.ADD_WORKSPACE)
+    async def _add_workspace(self, args: dict[str, Any], session: str | None) -> Payload:
+        fields = bodies.check("workspace", args)
+        path = bodies.workspace_directory(fields["path"])
+        row = await self.app.sessions.add_workspace(path, fields.get("name"))
         return {"workspace": asdict(row)}
 
-    async def trust_workspace(self, workspace_id: str, trusted: bool) -> Payload:
+    async def _trust(self, workspace_id: str, trusted: bool) -> Payload:
         row = await self.app.sessions.set_workspace_trust(workspace_id, trusted)
         self.app.hooks.registry.invalidate()  # the next call sees the change
         return {"workspace": asdict(row)}
 
-    async def list_profiles(self) -> Payload:
+    @answers(ops.TRUST_WORKSPACE)
+    async def _trust_workspace(self, args: dict[str, Any], session: str | None) -> Payload:
+        return await self._trust(args["workspace_id"], True)
+
+    @answers(ops.DISTRUST_WORKSPACE)
+    async def _distrust_workspace(self, args: dict[str, Any], session: str | None) -> Payload:
+        return await self._trust(args["workspace_id"], False)
+
+    @answers(ops.LIST_PROFILES)
+    async def _list_profiles(self, args: dict[str, Any], session: str | None) -> Payload:
         return {"profiles": [asdict(row) for row in self.app.sessions.workspaces.profiles()]}
 
-    async def add_profile(self, fields: Any) -> Payload:
-        args = bodies.check("profile", fields)
-        row = await self.app.sessions.add_profile(args["name"], args.get("color"), args.get("icon"))
+    @answers(ops.ADD_PROFILE)
+    async def _add_profile(self, args: dict[str, Any], session: str | None) -> Payload:
+        fields = bodies.check("profile", args)
+        row = await self.app.sessions.add_profile(
+            fields["name"], fields.get("color"), fields.get("icon")
+        )
         return {"profile": asdict(row)}
 
-    # --- agents and turns ---------------------------------------------------------------------
+    # --- upstream MCP servers ----------------------------------------------------------------
 
-    async def _tool(self, tool_id: str, args: Any, *, views: bool = True) -> Payload:
-        """A native tool's complete result (its full view, never cut to the result budget),
-        through the one dispatcher as the operator."""
-        # the tool's own input, without the view selector: a body or query that sends one is
-        # refused as the tool would refuse an unknown field (the routes return full records)
-        args = check(tool_id, args)
-        tool_input = {**args, "result_view": "full"} if views else dict(args)
-        result = await self.app.dispatcher.call(tool_id, tool_input, whole=True)
-        return dict(result.structured)
+    @answers(ops.LIST_MCP_SERVERS)
+    async def _list_mcp_servers(self, args: dict[str, Any], session: str | None) -> Payload:
+        if self._mcp_servers is None:
+            return {"servers": []}
+        return self._mcp_servers.listing()
 
-    async def list_agents(self, workspace_id: str | None = None) -> Payload:
-        args = {} if workspace_id is None else {"workspace_id": workspace_id}
-        return await self._tool("compozy__agent_list", args)
+    # --- the board's reads ----------------------------------------------------------------
 
-    async def prompt_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
-        return await self._tool("compozy__session_prompt", {**fields, "session_id": session_id})
+    async def last_turns(self, session_ids: Sequence[str]) -> dict[str, Payload]:
+        """The compact record of the last turn of each of ``session_ids`` that has one, as the
+        operator sees it (the board's cards: status, summary, when it ended)."""
+        turns = self.app.sessions.last_turns(session_ids)
+        return {
+            session_id: {
+                name: value
+                for name, value in turn_record(turn).items()
+                if name in COMPACT_TURN_FIELDS
+            }
+            for session_id, turn in turns.items()
+        }
 
-    async def cancel_turn(self, session_id: str) -> Payload:
-        args = {"session_id": session_id}
-        return await self._tool("compozy__session_prompt_cancel", args, views=False)
-
-    async def session_history(self, session_id: str, params: Mapping[str, Any]) -> Payload:
-        return await self._tool("compozy__session_history", {**params, "session_id": session_id})
-
-    async def session_events(self, session_id: str, params: Mapping[str, Any]) -> Payload:
-        return await self._tool("compozy__session_events", {**params, "session_id": session_id})
-
-    async def approve_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
-        args = {**fields, "session_id": session_id}
-        return await self._tool("compozy__session_approve", args, views=False)
+    # --- events --------------------------------------------------------------------------------
 
     def any_event(self) -> contextlib.AbstractContextManager[asyncio.Event]:
         """An event set each time any session publishes one (the board's stream waits on it:
@@ -282,7 +263,9 @@ class LocalHost:
         async with self.app.runtime.stored_events(session_id) as stored:
             while True:
                 stored.clear()  # before the read: a store after it wakes the wait below
-                page = await self.session_events(session_id, {"cursor": cursor, "limit": PAGE})
+                page = await self.call(
+                    ops.SESSION_EVENTS, {"session_id": session_id, "cursor": cursor, "limit": PAGE}
+                )
                 for event in page["events"]:
                     cursor = event["seq"]
                     yield event
@@ -295,44 +278,17 @@ class LocalHost:
                 if idle.cancelled_caught:
                     yield None
 
-    # --- worktrees and hand-off ----------------------------------------------------------------
-
-    async def session_diff(self, session_id: str) -> Payload:
-        return await self._tool("compozy__session_diff", {"session_id": session_id})
-
-    async def merge_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
-        args = {**fields, "session_id": session_id}
-        return await self._tool("compozy__session_merge", args, views=False)
-
-    async def open_pull_request(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
-        args = {**fields, "session_id": session_id}
-        return await self._tool("compozy__session_pull_request", args, views=False)
-
-    async def task(self, operation: str, args: Mapping[str, Any]) -> Payload:
-        return await self._tool(f"compozy__task_{operation}", args)
-
-    async def list_worktrees(self, filters: Mapping[str, Any]) -> Payload:
-        return await self._tool("compozy__worktree_list", filters)
-
-    async def worktree_info(self, worktree_id: str) -> Payload:
-        return await self._tool("compozy__worktree_inspect", {"worktree_id": worktree_id})
-
-    async def create_worktree(self, fields: Mapping[str, Any]) -> Payload:
-        return await self._tool("compozy__worktree_create", fields, views=False)
-
-    async def remove_worktree(self, worktree_id: str, *, force: bool = False) -> Payload:
-        args = {"worktree_id": worktree_id, "force": force}
-        return await self._tool("compozy__worktree_remove", args, views=False)
-
-    # --- upstream MCP servers ----------------------------------------------------------------
-
-    async def list_mcp_servers(self) -> Payload:
-        if self._mcp_servers is None:
-            return {"servers": []}
-        return self._mcp_servers.listing()
-
     async def aclose(self) -> None:
         # async hooks and run records of this process's calls finish before it ends
         await self.app.shutdown()
         if self._owns_app:
             self.app.close()
+
+
+def unanswered() -> list[str]:
+    """The operations that name no tool and have no method here (a test keeps it empty)."""
+    return [
+        operation.name
+        for operation in ops.OPERATIONS
+        if operation.tool_id is None and operation.name not in HANDLERS
+    ]

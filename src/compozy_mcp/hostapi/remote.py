@@ -9,7 +9,7 @@ cannot be reached is a :class:`DaemonUnreachable`.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
 from compozy_mcp import jsonutil
@@ -17,8 +17,8 @@ from compozy_mcp.errors import DaemonUnauthorized, DaemonUnreachable, RemoteErro
 from compozy_mcp.hostapi import oneshot
 from compozy_mcp.hostapi.client import Payload
 from compozy_mcp.hostapi.oneshot import speaks
+from compozy_mcp.hostapi.operation import Body, Operation, R
 from compozy_mcp.hostapi.target import Target
-from compozy_mcp.hostapi.tasks import TASK_OPERATION
 from compozy_mcp.hostapi.wire import API_PREFIX, DIAGNOSTIC_HEADER, SESSION_HEADER
 from compozy_mcp.reasons import Reason
 
@@ -199,89 +199,21 @@ class RemoteHost:
             if status == 401:
                 raise DaemonUnauthorized(
                     f"{error.get('message', 'unauthorized')}; set COMPOZY_TOKEN",
-                    reason=str(error.get("reason", Reason.TOKEN_MISSING)),
+                    reason=Reason.of(str(error.get("reason", "")), Reason.TOKEN_MISSING),
                 )
             raise RemoteError(error, status)
         return payload
 
-    # --- tools -------------------------------------------------------------------------------
-
-    async def list_tools(self, *, session: str | None = None) -> Payload:
-        return await self._request("GET", "/tools", session=session)
-
-    async def tool_info(self, tool_id: str, *, session: str | None = None) -> Payload:
-        return await self._request("GET", f"/tools/{_segment(tool_id)}", session=session)
-
-    async def search_tools(
-        self, query: str | None, *, limit: int | None = None, session: str | None = None
-    ) -> Payload:
-        params = {"q": query, "limit": limit}
-        return await self._request("GET", "/tools/search", params=params, session=session)
-
-    async def invoke(
-        self,
-        tool_id: str,
-        tool_input: Any,
-        *,
-        session: str | None = None,
-        approval_token: str | None = None,
-    ) -> Payload:
-        path = f"/tools/{_segment(tool_id)}/invoke"
-        body: dict[str, Any] = {"input": tool_input}
-        if approval_token is not None:
-            body["approval_token"] = approval_token
-        return await self._request("POST", path, body=body, session=session)
-
-    # --- approvals ---------------------------------------------------------------------------
-
-    async def mint_approval(
-        self, tool_id: str, fields: Any, *, session: str | None = None
-    ) -> Payload:
-        path = f"/tools/{_segment(tool_id)}/approvals"
-        return await self._request("POST", path, body=fields, session=session)
-
-    # --- sessions ----------------------------------------------------------------------------
-
-    async def list_sessions(self, filters: Mapping[str, Any]) -> Payload:
-        return await self._request("GET", "/sessions", params=filters)
-
-    async def session_status(self, session_id: str) -> Payload:
-        return await self._request("GET", f"/sessions/{_segment(session_id)}")
-
-    async def create_session(self, fields: Any) -> Payload:
-        return await self._request("POST", "/sessions", body=fields)
-
-    async def archive_session(self, session_id: str) -> Payload:
-        return await self._request("POST", f"/sessions/{_segment(session_id)}/archive")
-
-    async def unarchive_session(self, session_id: str) -> Payload:
-        return await self._request("POST", f"/sessions/{_segment(session_id)}/unarchive")
-
-    async def delete_session(self, session_id: str) -> Payload:
-        return await self._request("DELETE", f"/sessions/{_segment(session_id)}")
-
-    # --- agents and turns ---------------------------------------------------------------------
-
-    async def list_agents(self, workspace_id: str | None = None) -> Payload:
-        return await self._request("GET", "/agents", params={"workspace_id": workspace_id})
-
-    async def prompt_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
-        return await self._request("POST", f"/sessions/{_segment(session_id)}/prompt", body=fields)
-
-    async def cancel_turn(self, session_id: str) -> Payload:
-        return await self._request("POST", f"/sessions/{_segment(session_id)}/cancel")
-
-    async def session_history(self, session_id: str, params: Mapping[str, Any]) -> Payload:
-        path = f"/sessions/{_segment(session_id)}/history"
-        return await self._request("GET", path, params=params)
-
-    async def session_events(self, session_id: str, params: Mapping[str, Any]) -> Payload:
-        path = f"/sessions/{_segment(session_id)}/events"
-        return await self._request("GET", path, params=params)
-
-    async def approve_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
-        path = f"/sessions/{_segment(session_id)}/approve"
-        return await self._request("POST", path, body=fields)
+    async def call(
+        self, operation: Operation[R], args: Mapping[str, Any], *, session: str | None = None
+    ) -> R:
+        path, rest = operation.http_path(args, _segment)
+        if operation.body is Body.NONE:
+            params = operation.query_of(rest) or None
+            answer = await self._request(operation.method, path, params=params, session=session)
+        else:
+            answer = await self._request(operation.method, path, body=rest, session=session)
+        return cast(R, answer)
 
     async def follow_events(self, session_id: str, cursor: int) -> AsyncIterator[Payload | None]:
         """The daemon's Server-Sent Events stream of the session (its keep-alive comments
@@ -315,103 +247,6 @@ class RemoteHost:
             raise DaemonUnreachable(
                 f"lost the compozy daemon at {self.target} ({exc or type(exc).__name__})"
             ) from None
-
-    # --- worktrees and hand-off ----------------------------------------------------------------
-
-    async def session_diff(self, session_id: str) -> Payload:
-        return await self._request("GET", f"/sessions/{_segment(session_id)}/diff")
-
-    async def merge_session(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
-        return await self._request("POST", f"/sessions/{_segment(session_id)}/merge", body=fields)
-
-    async def open_pull_request(self, session_id: str, fields: Mapping[str, Any]) -> Payload:
-        path = f"/sessions/{_segment(session_id)}/pull-request"
-        return await self._request("POST", path, body=fields)
-
-    async def task(self, operation: str, args: Mapping[str, Any]) -> Payload:
-        route = TASK_OPERATION[operation]
-        rest = dict(args)
-        path = route.path
-        if route.path_field is not None:
-            ident = str(rest.pop(route.path_field))
-            path = path.replace("{" + route.path_field + "}", _segment(ident))
-        if route.has_body:
-            return await self._request(route.method, path, body=rest)
-        if "states" in rest:
-            rest["state"] = ",".join(rest.pop("states"))
-        return await self._request(route.method, path, params=rest or None)
-
-    async def list_worktrees(self, filters: Mapping[str, Any]) -> Payload:
-        return await self._request("GET", "/worktrees", params=filters)
-
-    async def worktree_info(self, worktree_id: str) -> Payload:
-        return await self._request("GET", f"/worktrees/{_segment(worktree_id)}")
-
-    async def create_worktree(self, fields: Mapping[str, Any]) -> Payload:
-        return await self._request("POST", "/worktrees", body=fields)
-
-    async def remove_worktree(self, worktree_id: str, *, force: bool = False) -> Payload:
-        params = {"force": force} if force else None
-        return await self._request("DELETE", f"/worktrees/{_segment(worktree_id)}", params=params)
-
-    # --- the store ---------------------------------------------------------------------------
-
-    async def vacuum_store(self) -> Payload:
-        return await self._request("POST", "/store/vacuum")
-
-    # --- loops -------------------------------------------------------------------------------
-
-    async def validate_loop(self, fields: Any) -> Payload:
-        return await self._request("POST", "/loops/validate", body=fields)
-
-    async def list_loops(self) -> Payload:
-        return await self._request("GET", "/loops")
-
-    async def create_loop(self, fields: Any) -> Payload:
-        return await self._request("POST", "/loops", body=fields)
-
-    async def loop_info(self, loop_id: str, version: int | None = None) -> Payload:
-        params = {"version": version} if version is not None else None
-        return await self._request("GET", f"/loops/{_segment(loop_id)}", params=params)
-
-    async def start_loop_run(self, loop_id: str, fields: Any) -> Payload:
-        return await self._request("POST", f"/loops/{_segment(loop_id)}/runs", body=fields)
-
-    async def list_loop_runs(self, filters: Mapping[str, Any]) -> Payload:
-        return await self._request("GET", "/loop-runs", params=filters)
-
-    async def loop_run_status(self, run_id: str) -> Payload:
-        return await self._request("GET", f"/loop-runs/{_segment(run_id)}")
-
-    async def cancel_loop_run(self, run_id: str) -> Payload:
-        return await self._request("POST", f"/loop-runs/{_segment(run_id)}/cancel")
-
-    async def approve_loop_run(self, run_id: str, fields: Any) -> Payload:
-        return await self._request("POST", f"/loop-runs/{_segment(run_id)}/approve", body=fields)
-
-    # --- workspaces and profiles -------------------------------------------------------------
-
-    async def list_workspaces(self) -> Payload:
-        return await self._request("GET", "/workspaces")
-
-    async def add_workspace(self, fields: Any) -> Payload:
-        return await self._request("POST", "/workspaces", body=fields)
-
-    async def trust_workspace(self, workspace_id: str, trusted: bool) -> Payload:
-        return await self._request(
-            "POST" if trusted else "DELETE", f"/workspaces/{_segment(workspace_id)}/trust"
-        )
-
-    async def list_profiles(self) -> Payload:
-        return await self._request("GET", "/profiles")
-
-    async def add_profile(self, fields: Any) -> Payload:
-        return await self._request("POST", "/profiles", body=fields)
-
-    # --- upstream MCP servers ----------------------------------------------------------------
-
-    async def list_mcp_servers(self) -> Payload:
-        return await self._request("GET", "/mcp/servers")
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -102,10 +102,6 @@ class Template:
     parts: tuple[str | Action, ...]
 
     @property
-    def is_literal(self) -> bool:
-        return not any(isinstance(part, Action) for part in self.parts)
-
-    @property
     def single_action(self) -> Action | None:
         """The action when the template is one action and nothing else (its value keeps its
         type: a list stays a list)."""

@@ -24,7 +24,7 @@ import logging
 import os
 import secrets
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
@@ -33,17 +33,18 @@ from compozy_mcp.cursors import decode_cursor, encode_cursor
 from compozy_mcp.errors import (
     CompozyError,
     LoopInvalid,
-    ResourceNotFound,
     ToolConflict,
     ToolDenied,
     ToolInvalidInput,
 )
 from compozy_mcp.loops import contracts, ownership, superseded
+from compozy_mcp.loops.definitions import LoopDefinitions
 from compozy_mcp.loops.kinds import input_schema
 from compozy_mcp.loops.limits import LoopLimits
-from compozy_mcp.loops.lint import KnownAgents, errors, lint
-from compozy_mcp.loops.model import ERROR, WARNING, Definition, LintItem
-from compozy_mcp.loops.records import loop_record, run_record
+from compozy_mcp.loops.lint import errors
+from compozy_mcp.loops.model import ERROR, WARNING, Definition
+from compozy_mcp.loops.records import run_record
+from compozy_mcp.loops.run_records import RunRecords
 from compozy_mcp.loops.runner import (
     CANCELLED,
     ENDED,
@@ -61,12 +62,11 @@ from compozy_mcp.loops.runner import (
     safe_to_repeat,
     shielded,
 )
-from compozy_mcp.loops.source import Source, SourceError, from_object, load
 from compozy_mcp.native.registry import ToolRegistry
 from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.service import Sessions
-from compozy_mcp.store.base import StaleWrite, Store
-from compozy_mcp.store.loops import OVERSIZED, LoopRow, LoopRunQuery, LoopRunRow
+from compozy_mcp.store.base import Store
+from compozy_mcp.store.loops import OVERSIZED, LoopRunQuery, LoopRunRow
 from compozy_mcp.validation import compile_validator, describe
 
 log = logging.getLogger(__name__)
@@ -92,6 +92,19 @@ def _pid_alive(owner: str | None) -> bool:
     return True
 
 
+class RunPlacement(Protocol):
+    """Several daemons on one store (:mod:`compozy_mcp.cluster`): a run is advanced by the
+    daemon that holds its lease, one at a time."""
+
+    async def claim_run(self, run_id: str) -> bool:
+        """Take the run's lease unless another live daemon holds it."""
+
+    async def hold_run(self, run_id: str) -> None:
+        """This daemon drives the run from now on (a start or a gate's answer here)."""
+
+    async def release_run(self, run_id: str) -> None: ...
+
+
 class LoopService:
     def __init__(
         self,
@@ -111,8 +124,15 @@ class LoopService:
         self._caller: ToolCaller | None = None
         self.owner = f"{os.getpid()}:{secrets.token_hex(4)}"
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._versions: dict[str, int] = {}
+        self.definitions = LoopDefinitions(store, tools, sessions, self.now, offload, self._limits)
+        self._records = RunRecords(store, tools, sessions, offload)
         self._cancelling: set[str] = set()
+        #: several daemons on one store: who drives which run (``None``: this process alone)
+        self.placement: RunPlacement | None = None
+
+    def driven_runs(self) -> list[str]:
+        """The runs this process drives now."""
+        return sorted(self._tasks)
 
     def attach(self, caller: ToolCaller) -> None:
         """The dispatch path tool nodes call through (built after the services)."""
@@ -121,166 +141,21 @@ class LoopService:
     def now(self) -> str:
         return timestamp(self._clock.now())
 
-    # --- definitions --------------------------------------------------------------------------
-
-    def _source(self, call: CallInfo, given: Any) -> Source:
-        if isinstance(given, str):
-            try:
-                return load(given, self._limits)
-            except SourceError as exc:
-                raise LoopInvalid(
-                    call.tool_id,
-                    [
-                        LintItem(
-                            "definition_invalid", exc.message, line=exc.line, column=exc.column
-                        ).payload()
-                    ],
-                ) from exc
-        if isinstance(given, Mapping):
-            return from_object(given)
-        raise ToolInvalidInput.for_field(
-            call.tool_id, "definition", "must be the Loop document (YAML or JSON text) or an object"
-        )
-
-    def _agents(self, severity: str) -> KnownAgents | None:
-        """The agents a ``run-agent`` node's new session may run (the catalog a session created
-        without a workspace reads); ``None`` where this process knows none."""
-        names = tuple(sorted(self._sessions.agent_catalog(None).agents))
-        return KnownAgents(names, severity) if names else None
-
-    async def _lint(
-        self, call: CallInfo, given: Any, agents: str = WARNING
-    ) -> tuple[Definition, list[LintItem]]:
-        """Lint in a worker thread: a large Loop takes a fraction of a second of CPU, which the
-        event loop's other callers should not wait for. ``agents``: the severity of an unknown
-        agent (an error when the run starts now)."""
-        return await self._offload(self._lint_now, call, given, agents)
-
-    def _lint_now(
-        self, call: CallInfo, given: Any, agents: str
-    ) -> tuple[Definition, list[LintItem]]:
-        try:
-            source = self._source(call, given)
-        except LoopInvalid as exc:
-            items = [LintItem(**_item_fields(item)) for item in exc.details["items"]]
-            return Definition(None, None, {}, [], from_object({})), items
-        return lint(source, self._tools, self._agents(agents), self._limits)
+    # --- definitions (:mod:`.definitions`) ------------------------------------------------------
 
     async def validate(self, call: CallInfo, definition: Any) -> dict[str, Any]:
-        _, items = await self._lint(call, definition)
-        return {
-            "valid": not errors(items),
-            "items": [item.payload() for item in items],
-        }
-
-    async def _checked(self, call: CallInfo, given: Any, agents: str) -> Definition:
-        definition, items = await self._lint(call, given, agents)
-        if errors(items):
-            raise LoopInvalid(call.tool_id, [item.payload() for item in items])
-        return definition
+        return await self.definitions.validate(call, definition)
 
     async def create(
         self, call: CallInfo, definition: Any, loop_id: str | None, *, agents: str = WARNING
     ) -> dict[str, Any]:
-        """Lint and store a version; an unknown agent is a warning (the catalog can change
-        before a run), unless ``agents`` is ``error`` (a run starts now)."""
-        checked = await self._checked(call, definition, agents)
-        loop_id = loop_id or f"loop-{secrets.token_hex(4)}"
-        caller = call.scope.session_id
-        with self._store.read() as reader:
-            existing = reader.loop(loop_id)
-        if existing is not None:
-            ownership.check_loop(self._sessions.access, call, loop_id, existing.owner)
-        owner = existing.owner if existing is not None else caller
-        doc = {
-            "format": FORMAT,
-            "document": checked.document,
-            "source": definition if isinstance(definition, str) else None,
-            "created_by": caller,
-        }
-
-        def insert() -> LoopRow:
-            with self._store.write() as writer:
-                latest = writer.loop(loop_id)
-                if (latest is None) != (existing is None) or (
-                    latest is not None and latest.owner != owner
-                ):
-                    raise ToolConflict(
-                        call.tool_id,
-                        f'loop "{loop_id}" was stored by another caller meanwhile; try again',
-                        reason=Reason.WRITE_CONFLICT,
-                    )
-                row = LoopRow(
-                    loop_id,
-                    (latest.version + 1) if latest else 1,
-                    checked.name,
-                    doc,
-                    self.now(),
-                    owner=owner,
-                    author=caller,
-                )
-                writer.add_loop(row)
-                return row
-
-        row = await self._offload(insert)
-        return loop_record(row, checked, self._tools)
-
-    def _row(self, call: CallInfo, loop_id: str, version: int | None) -> LoopRow:
-        with self._store.read() as reader:
-            row = reader.loop(loop_id, version)
-        if row is None:
-            ident = loop_id if version is None else f"{loop_id}@{version}"
-            raise ResourceNotFound(call.tool_id, "loop", ident)
-        return row
-
-    async def definition_of(self, row: LoopRow) -> Definition:
-        """A stored version as a definition (read in a worker thread); a snapshot from before
-        views is translated to ``full`` on load (:mod:`.superseded`)."""
-        definition, _ = await self._offload(self._linted, row)
-        return definition
-
-    def _linted(self, row: LoopRow, agents: str | None = None) -> tuple[Definition, list[LintItem]]:
-        """A stored version, read and linted against today's tools (and, with ``agents``, the
-        agent catalog, an unknown agent with that severity)."""
-        doc = superseded.translate_definition(row.doc, self._tools)
-        text = doc.get("source")
-        source = load(text, self._limits) if isinstance(text, str) else from_object(doc["document"])
-        return lint(source, self._tools, self._agents(agents) if agents else None, self._limits)
-
-    def _owned_row(self, call: CallInfo, loop_id: str, version: int | None) -> LoopRow:
-        """A stored version the caller may act on (:mod:`.ownership`)."""
-        row = self._row(call, loop_id, version)
-        ownership.check_loop(self._sessions.access, call, loop_id, row.owner)
-        return row
+        return await self.definitions.create(call, definition, loop_id, agents=agents)
 
     async def info(self, call: CallInfo, loop_id: str, version: int | None) -> dict[str, Any]:
-        row = self._owned_row(call, loop_id, version)
-        with self._store.read() as reader:
-            versions = reader.loop_versions(loop_id)
-        result = loop_record(row, await self.definition_of(row), self._tools)
-        result["loop"]["versions"] = [
-            {
-                "version": v.version,
-                "author": ownership.author_label(v.author),
-                "created_at": v.created_at,
-            }
-            for v in versions
-        ]
-        return result
+        return await self.definitions.info(call, loop_id, version)
 
     async def list_loops(self, call: CallInfo) -> dict[str, Any]:
-        """The latest version of each Loop the caller may act on."""
-        with self._store.read() as reader:
-            everything = reader.loops()
-        caller = call.scope.session_id
-        rows = [
-            row for row in everything if ownership.owns(self._sessions.access, caller, row.owner)
-        ]
-        return {
-            "loops": [
-                loop_record(row, await self.definition_of(row), self._tools)["loop"] for row in rows
-            ]
-        }
+        return await self.definitions.list_loops(call)
 
     # --- runs -----------------------------------------------------------------------------------
 
@@ -324,8 +199,8 @@ class LoopService:
             raise ToolInvalidInput(
                 call.tool_id, f'tool "{call.tool_id}" needs "loop_id" or "definition"'
             )
-        row = self._owned_row(call, loop_id, version)
-        definition, items = await self._offload(self._linted, row, ERROR)
+        row = self.definitions.owned_row(call, loop_id, version)
+        definition, items = await self._offload(self.definitions.linted, row, ERROR)
         if errors(items):  # tools or agents changed since it was stored: lint before every start
             raise LoopInvalid(call.tool_id, [item.payload() for item in items])
         inputs = self._inputs(call, definition, request.get("inputs") or {})
@@ -356,12 +231,12 @@ class LoopService:
             "created_at": now,
             "updated_at": now,
         }
-        await self._write_new(doc)
+        await self._records.write_new(doc)
         task = self._start(doc, definition)
         if request.get("wait"):
             timeout = float(request.get("timeout_seconds") or 600)
             await asyncio.wait([task], timeout=timeout)
-        return {"run": run_record(self._read_doc(call, run_id))}
+        return {"run": run_record(self._records.read_doc(call, run_id))}
 
     def _start(self, doc: dict[str, Any], definition: Definition) -> asyncio.Task[None]:
         if self._caller is None:
@@ -373,7 +248,7 @@ class LoopService:
             doc,
             tools=self._tools,
             caller=self._caller,
-            save=self._save,
+            save=self._records.save,
             clock=self._clock,
             limits=self._limits,
         )
@@ -383,6 +258,18 @@ class LoopService:
         return task
 
     async def _drive(self, runner: Runner) -> None:
+        run_id = runner.doc["run_id"]
+        if self.placement is None:
+            await self._advance(runner)
+            return
+        await self.placement.hold_run(run_id)
+        try:
+            await self._advance(runner)
+        finally:
+            with contextlib.suppress(Exception):  # an unreachable store: the lease expires
+                await shielded(self.placement.release_run(run_id))
+
+    async def _advance(self, runner: Runner) -> None:
         run_id = runner.doc["run_id"]
         try:
             await runner.run()
@@ -395,7 +282,7 @@ class LoopService:
             else:
                 # this process is going away: the run stays where it is, for recovery
                 runner.doc["owner"] = None
-                await shielded(self._save(runner.doc))
+                await shielded(self._records.save(runner.doc))
             raise
         except Exception as exc:
             log.exception("loop run %s failed unexpectedly", run_id)
@@ -404,7 +291,7 @@ class LoopService:
             runner.doc["error"] = failure(
                 "loop_run_failed", str(Reason.HANDLER_FAILED), f"the run failed: {exc}"
             )
-            await shielded(self._save(runner.doc))
+            await shielded(self._records.save(runner.doc))
 
     async def _cancelled(self, doc: dict[str, Any]) -> None:
         now = self.now()
@@ -418,90 +305,12 @@ class LoopService:
             ended_at=now,
             error=failure("loop_run_cancelled", str(Reason.RUN_CANCELLED), "the run was cancelled"),
         )
-        await self._save(doc)
-
-    # --- persistence --------------------------------------------------------------------------
-
-    def _row_of(self, doc: Mapping[str, Any]) -> LoopRunRow:
-        return LoopRunRow(
-            id=doc["run_id"],
-            loop_id=doc["loop_id"],
-            loop_version=doc["loop_version"],
-            status=doc["status"],
-            owner=doc.get("owner"),
-            created_at=doc["created_at"],
-            updated_at=doc["updated_at"],
-            doc=dict(doc),
-            version=self._versions.get(doc["run_id"], 0),
-            started_by=doc.get("started_by"),
-        )
-
-    async def _write_new(self, doc: dict[str, Any]) -> None:
-        def insert() -> LoopRunRow:
-            with self._store.write() as writer:
-                return writer.put_loop_run(self._row_of(doc))
-
-        stored = await self._offload(insert)
-        self._versions[doc["run_id"]] = stored.version
-
-    async def _save(self, doc: dict[str, Any], *, answer_of: CallInfo | None = None) -> None:
-        """Write the run. A runner that lost a race keeps going unless the run ended meanwhile
-        (cancelled elsewhere: :class:`RunStopped`); an answer to a gate (``answer_of``) that
-        lost one is refused, so two answers never both count."""
-        run_id = doc["run_id"]
-
-        def write() -> LoopRunRow:
-            with self._store.write() as writer:
-                try:
-                    return writer.put_loop_run(self._row_of(doc))
-                except StaleWrite:
-                    if answer_of is not None:
-                        raise ToolConflict(
-                            answer_of.tool_id,
-                            f'loop run "{run_id}" changed while it was being answered (answered '
-                            "or cancelled by another caller); read it again",
-                            reason=Reason.WRITE_CONFLICT,
-                        ) from None
-                    current = writer.loop_run(run_id)
-                    if current is None or current.status in ENDED:
-                        raise RunStopped(run_id) from None
-                    self._versions[run_id] = current.version
-                    return writer.put_loop_run(self._row_of(doc))
-
-        stored = await self._offload(write)
-        self._versions[run_id] = stored.version
-
-    def _load(self, call: CallInfo, run_id: str) -> LoopRunRow:
-        with self._store.read() as reader:
-            row = reader.loop_run(run_id)
-        if row is None:
-            raise ResourceNotFound(call.tool_id, "loop run", run_id)
-        self._check_access(call, row.doc)
-        return row
-
-    def _read_doc(self, call: CallInfo, run_id: str) -> dict[str, Any]:
-        doc = self._load(call, run_id).doc
-        return superseded.translate_run(doc, self._tools)
-
-    def _check_access(self, call: CallInfo, doc: Mapping[str, Any]) -> None:
-        caller = call.scope.session_id
-        if caller is None:
-            return
-        starter = doc.get("started_by")
-        if starter is not None and self._sessions.access.within(caller, starter):
-            return
-        raise ToolDenied(
-            call.tool_id,
-            f'loop run "{doc["run_id"]}" was started by '
-            f"{'the operator' if starter is None else f'session {starter!r}'}; session "
-            f'"{caller}" may act only on runs started by itself and its descendants',
-            reason=Reason.SESSION_NOT_IN_SCOPE,
-        )
+        await self._records.save(doc)
 
     # --- reading, cancelling, answering ---------------------------------------------------------
 
     async def status(self, call: CallInfo, run_id: str) -> dict[str, Any]:
-        return {"run": run_record(self._read_doc(call, run_id))}
+        return {"run": run_record(self._records.read_doc(call, run_id))}
 
     async def runs(self, call: CallInfo, filters: Mapping[str, Any]) -> dict[str, Any]:
         """Runs, newest first; a managed session sees those it may act on."""
@@ -525,13 +334,13 @@ class LoopService:
 
     def _may_see(self, call: CallInfo, doc: Mapping[str, Any]) -> bool:
         try:
-            self._check_access(call, doc)
+            self._records.check_access(call, doc)
         except ToolDenied:
             return False
         return True
 
     async def cancel(self, call: CallInfo, run_id: str) -> dict[str, Any]:
-        row = self._load(call, run_id)
+        row = self._records.load(call, run_id)
         if row.status in ENDED:
             raise ToolConflict(
                 call.tool_id,
@@ -545,13 +354,13 @@ class LoopService:
             await asyncio.wait([task])
         else:
             doc = dict(row.doc)
-            self._versions[run_id] = row.version
+            self._records.versions[run_id] = row.version
             await self._cancelled(doc)
         return await self.status(call, run_id)
 
     async def approve(self, call: CallInfo, request: Mapping[str, Any]) -> dict[str, Any]:
         run_id = request["run_id"]
-        row = self._load(call, run_id)
+        row = self._records.load(call, run_id)
         doc = superseded.translate_run(dict(row.doc), self._tools)
         waiting = [nid for nid, s in doc["nodes"].items() if s["status"] == WAITING]
         node_id = request.get("node_id") or (waiting[0] if len(waiting) == 1 else None)
@@ -591,7 +400,7 @@ class LoopService:
         state.update(status=SUCCEEDED if decision == "approve" else FAILED, ended_at=now)
         state["output"] = output
         state["gate"] = {**state.get("gate", {}), "decision": decision, "answered_by": who}
-        self._versions[run_id] = row.version
+        self._records.versions[run_id] = row.version
         if decision != "approve":
             error = failure(
                 "loop_node_failed",
@@ -601,11 +410,13 @@ class LoopService:
             state["error"] = error
             doc.update(status=FAILED, ended_at=now, owner=None, error={**error, "node_id": node_id})
             doc["updated_at"] = now
-            await self._save(doc, answer_of=call)
+            await self._records.save(doc, answer_of=call)
             return await self.status(call, run_id)
         doc.update(status=RUNNING, owner=self.owner, updated_at=now)
-        await self._save(doc, answer_of=call)
-        definition = await self.definition_of(self._row(call, row.loop_id, row.loop_version))
+        await self._records.save(doc, answer_of=call)
+        definition = await self.definitions.definition_of(
+            self.definitions.row(call, row.loop_id, row.loop_version)
+        )
         task = self._start(doc, definition)
         if request.get("wait"):
             await asyncio.wait([task], timeout=float(request.get("timeout_seconds") or 600))
@@ -621,17 +432,19 @@ class LoopService:
         interrupted: list[str] = []
         failed: list[str] = []
         for row in rows:
-            if row.id in self._tasks or (row.owner != self.owner and _pid_alive(row.owner)):
+            if row.id in self._tasks or not await self._resumable(row):
                 continue
             if OVERSIZED in row.doc:
                 await self._offload(self._end_unreadable, row)
                 failed.append(row.id)
                 continue
             doc = superseded.translate_run(dict(row.doc), self._tools)
-            self._versions[row.id] = row.version
+            self._records.versions[row.id] = row.version
             try:
-                definition = await self.definition_of(
-                    self._row(CallInfo("compozy__loop_run"), row.loop_id, row.loop_version)
+                definition = await self.definitions.definition_of(
+                    self.definitions.row(
+                        CallInfo("compozy__loop_run"), row.loop_id, row.loop_version
+                    )
                 )
             except CompozyError as exc:  # its Loop cannot be read within today's limits
                 log.warning("loop run %s cannot resume: %s", row.id, exc)
@@ -670,11 +483,21 @@ class LoopService:
                 ),
             )
             try:
-                await self._save(doc)
+                await self._records.save(doc)
             except RunStopped:
                 continue
             interrupted.append(row.id)
+        if self.placement is not None:  # the leases of the runs it ended, not resumed, go
+            for run_id in (*interrupted, *failed):
+                await self.placement.release_run(run_id)
         return {"resumed": resumed, "interrupted": interrupted, "failed": failed}
+
+    async def _resumable(self, row: LoopRunRow) -> bool:
+        """Whether no one drives the run any more: with several daemons, the run's lease is
+        free or expired (and now this daemon's); alone, the process that drove it is gone."""
+        if self.placement is not None:
+            return await self.placement.claim_run(row.id)
+        return row.owner == self.owner or not _pid_alive(row.owner)
 
     def _end_unreadable(self, row: LoopRunRow) -> None:
         """A run whose record is too large to load ends ``failed``, its record left as is."""
@@ -692,7 +515,7 @@ class LoopService:
             error={**exc.payload(redact=False), "message": f"the run cannot resume: {exc}"},
         )
         with contextlib.suppress(RunStopped):
-            await self._save(doc)
+            await self._records.save(doc)
 
     async def shutdown(self) -> None:
         """Stop driving runs (this process ends): each stays as saved, for recovery."""
@@ -707,9 +530,3 @@ class LoopService:
         task = self._tasks.get(run_id)
         if task is not None:
             await asyncio.wait([task], timeout=timeout)
-
-
-def _item_fields(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        k: item[k] for k in ("code", "message", "severity", "node_id", "path", "line", "column")
-    }

@@ -10,13 +10,28 @@ from typing import Any
 
 from compozy_mcp.native.context import ToolCall
 from compozy_mcp.native.registry import Risk, ToolDefinition
-from compozy_mcp.schemas import BOOLEAN, COUNT, STRING, TIMESTAMP, described, enum, obj, tool_input
+from compozy_mcp.schemas import (
+    BOOLEAN,
+    COUNT,
+    STRING,
+    TIMESTAMP,
+    array,
+    described,
+    enum,
+    obj,
+    tool_input,
+)
 from compozy_mcp.sessions.record_schema import SESSION_ID
 from compozy_mcp.views import Fields, ViewSpec
 
 AGENTS = ("compozy__agents",)
 OUTCOMES = ("woken", "nothing_to_do", "skipped_busy", "skipped_quiet", "failed")
 
+WAKE = obj(
+    {"at": TIMESTAMP, "outcome": enum(*OUTCOMES)},
+    {"turn_id": STRING, "error": STRING},
+    order=("at", "outcome", "turn_id", "error"),
+)
 HEARTBEAT = obj(
     {
         "session_id": STRING,
@@ -26,20 +41,29 @@ HEARTBEAT = obj(
     },
     {
         "interval_seconds": COUNT,
-        "prompt": STRING,
+        "cron": described(STRING, "The 5-field cron expression (UTC) the wakes follow."),
+        "prompt": described(STRING, "What a wake sends the session."),
+        "prompt_source": described(
+            enum("input", "HEARTBEAT.md", "built-in"),
+            "Where the prompt comes from: the heartbeat's own (input), the workspace's "
+            "HEARTBEAT.md as it is now (read again at each wake), or the built-in one.",
+        ),
         "quiet_hours": STRING,
         "next_wake_at": TIMESTAMP,
         "last_wake_at": TIMESTAMP,
         "last_outcome": enum(*OUTCOMES),
         "last_turn_id": STRING,
         "last_error": STRING,
+        "recent_wakes": described(array(WAKE), "The last wakes, newest first (at most 10)."),
     },
     order=(
         "session_id",
         "snapshot_id",
         "enabled",
         "interval_seconds",
+        "cron",
         "prompt",
+        "prompt_source",
         "quiet_hours",
         "next_wake_at",
         "last_wake_at",
@@ -47,6 +71,7 @@ HEARTBEAT = obj(
         "last_turn_id",
         "last_error",
         "wakes",
+        "recent_wakes",
     ),
 )
 #: compact heartbeat status preserves the policy snapshot_id (spec), the next wake and the
@@ -60,8 +85,9 @@ VIEWS = ViewSpec(
     follow_up=("heartbeat.session_id", "heartbeat.snapshot_id", "heartbeat.last_turn_id"),
 )
 QUIET_HOURS = described(
-    {"type": "string", "pattern": r"^([01]\d|2[0-3]):[0-5]\d-([01]\d|2[0-3]):[0-5]\d$"},
-    "HH:MM-HH:MM (UTC) when scheduled wakes are skipped.",
+    {"type": "string", "pattern": r"^(([01]\d|2[0-3]):[0-5]\d-([01]\d|2[0-3]):[0-5]\d)?$"},
+    "HH:MM-HH:MM (UTC) when scheduled wakes are skipped; kept until others are given, "
+    '"" clears them.',
 )
 
 
@@ -96,18 +122,25 @@ def heartbeat_tools() -> list[ToolDefinition]:
         ToolDefinition(
             id="compozy__agent_heartbeat_set",
             description="Give a session a heartbeat: the daemon wakes it with a prompt (default "
-            "the workspace's HEARTBEAT.md) every interval, skipped while a turn runs and in "
-            "quiet hours.",
+            "the workspace's HEARTBEAT.md) every interval or on a cron schedule, skipped while "
+            "a turn runs and in quiet hours.",
             input_schema=tool_input(
                 {"session_id": SESSION_ID},
                 {
                     "interval_seconds": described(
                         {"type": "integer", "minimum": 60, "maximum": 604_800},
-                        "Seconds between wakes; default 3600.",
+                        "Seconds between wakes; default 3600 (replaces a cron expression).",
+                    ),
+                    "cron": described(
+                        {"type": "string", "minLength": 1, "maxLength": 256},
+                        "When to wake instead of an interval: a 5-field cron expression "
+                        "(minute hour day-of-month month day-of-week, UTC), such as "
+                        '"*/30 9-17 * * 1-5".',
                     ),
                     "prompt": described(
                         {"type": "string", "minLength": 1, "maxLength": 65_536},
-                        "What the session is woken with.",
+                        "What the session is woken with; kept until another is given. "
+                        "Default: the workspace's HEARTBEAT.md, read at each wake.",
                     ),
                     "quiet_hours": QUIET_HOURS,
                     "enabled": described(BOOLEAN, "false pauses it; default true."),

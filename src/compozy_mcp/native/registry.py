@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from compozy_mcp.codes import Code
 from compozy_mcp.errors import ToolInvalidInput, ToolNotFound, ToolRegistrationError
 from compozy_mcp.jsonutil import integral, schema_digest
 from compozy_mcp.reasons import Reason
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 TOOL_ID = re.compile(r"^[a-z][a-z0-9]*__[a-z][a-z0-9_]*$")
 VIEWS_SENTENCE = 'Returns the compact result; pass result_view "full" for the complete record.'
-INPUT_ERROR_CODES = ("tool_invalid_input", "invalid_request")
+INPUT_ERROR_CODES = (Code.TOOL_INVALID_INPUT, Code.INVALID_REQUEST)
 
 Handler = Callable[["ToolCall", dict[str, Any]], Awaitable[dict[str, Any]]]
 Preview = Callable[[dict[str, Any]], str]
@@ -78,7 +79,7 @@ class ToolDefinition:
     #: results are never moved to an artifact (the artifact reader itself)
     budget_exempt: bool = False
     #: tools that report input errors as ``invalid_request`` keep that code (spec, Errors)
-    input_error_code: str = "tool_invalid_input"
+    input_error_code: Code = Code.TOOL_INVALID_INPUT
     #: input fields that name a session the call acts on: a managed session may name only
     #: itself or a descendant (``sessions/access.py``); the operator names any
     acts_on: tuple[str, ...] = ()

@@ -208,6 +208,7 @@ async def _claim_next(call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
         call.info,
         args["session_id"],
         lease_seconds=args.get("lease_seconds", DEFAULT_LEASE_SECONDS),
+        task_id=args.get("task_id"),
     )
 
 
@@ -379,8 +380,15 @@ def task_tools() -> list[ToolDefinition]:
             id="compozy__task_run_claim_next",
             description="Claim the highest-priority todo task of the session's workspace for "
             "the session (default: the calling one): it goes in_progress in a run the session "
-            "keeps with heartbeats. Two sessions never claim the same task.",
-            input_schema=tool_input({"session_id": SESSION_ID}, {"lease_seconds": LEASE}),
+            "keeps with heartbeats. Two sessions never claim the same task. With task_id, "
+            "that task (it must be todo in the session's workspace).",
+            input_schema=tool_input(
+                {"session_id": SESSION_ID},
+                {
+                    "lease_seconds": LEASE,
+                    "task_id": described(TASK_ID, "Claim this task instead of the next one."),
+                },
+            ),
             output_schema=obj(
                 {"claimed": BOOLEAN, "session_id": STRING},
                 {"task": TASK},

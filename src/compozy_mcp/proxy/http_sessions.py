@@ -6,6 +6,15 @@ initializes and goes away without closing (most do, when they crash or are kille
 slot for the whole timeout: enough of them lock every new client out. Here the cap is a
 budget, not a wall: a new session at the cap closes the longest-idle open session instead, and
 only when every session is busy is a new client refused.
+
+Several daemons behind a round-robin balancer (``docs/deployment.md``): a client's session was
+opened on one daemon and its next request may reach another. With ``serve_unknown`` a request
+that names a session this daemon does not hold is served in the SDK's stateless mode (a
+transport for that one request, its protocol version from the header): every tool call is
+complete in itself here (the managed session travels in ``X-Compozy-Session`` on each request).
+What such a request cannot do is ask its client something mid-call (no way back to it), and a
+GET (the client's stream for server-initiated messages) is refused with 405, which clients take
+as "no such stream". A daemon alone keeps the spec's 404 for an unknown session.
 """
 
 from __future__ import annotations
@@ -14,14 +23,18 @@ import logging
 from typing import Any
 
 from mcp.server import Server
-from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import (
     StreamableHTTPASGIApp,
     StreamableHTTPSessionManager,
 )
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from compozy_mcp.proxy.streaming import JsonUnlessStreamed
 from compozy_mcp.proxy.valid_json import RepresentableJson
@@ -35,6 +48,24 @@ class ReclaimingSessionManager(StreamableHTTPSessionManager):
     It reads the SDK transport's in-flight count and idle deadline (``mcp`` is pinned to 2.3.x;
     ``tests/proxy/test_http_sessions.py`` proves the behaviour through real clients).
     """
+
+    #: serve a request for a session another daemon opened statelessly (module docstring)
+    serve_unknown = False
+
+    async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = Headers(scope=scope)
+        named = headers.get(MCP_SESSION_ID_HEADER)
+        if not self.serve_unknown or named is None or named in self._server_instances:
+            await super()._handle_stateful_request(scope, receive, send)
+            return
+        method = scope["method"]
+        if method == "POST":
+            version = headers.get(MCP_PROTOCOL_VERSION_HEADER)
+            await self._handle_stateless_request(version, scope, receive, send)
+        elif method == "DELETE":  # its daemon closes it when idle: nothing to end here
+            await Response(status_code=204)(scope, receive, send)
+        else:
+            await Response(status_code=405, headers={"Allow": "POST, DELETE"})(scope, receive, send)
 
     def _admit_session(self, requestor: Any) -> StreamableHTTPServerTransport | None:
         if self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
@@ -71,6 +102,7 @@ def mcp_http_app(
     max_sessions: int,
     idle_seconds: float,
     max_request_bytes: int,
+    serve_unknown: bool = False,
 ) -> tuple[Starlette, ReclaimingSessionManager]:
     """The app serving ``server`` at ``path``, and its session manager (the app's lifespan
     runs it). A request that streams (progress, log messages, elicitation...) is answered with
@@ -84,6 +116,7 @@ def mcp_http_app(
         session_idle_timeout=idle_seconds,
         max_sessions=max_sessions,
     )
+    manager.serve_unknown = serve_unknown
     app = Starlette(
         routes=[
             Route(

@@ -46,6 +46,7 @@ from mcp.types import (
 )
 
 from compozy_mcp.errors import DaemonUnreachable, RemoteError, ResourceNotFound, ToolBackendFailed
+from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.remote import RemoteHost, daemon_http_client
 from compozy_mcp.hostapi.target import Target
 from compozy_mcp.hostapi.wire import SESSION_HEADER
@@ -152,9 +153,9 @@ class Relay:
         host = RemoteHost(self.target, token=self._token)
         try:
             if self.session:
-                await host.session_status(self.session)
+                await host.call(ops.SESSION_STATUS, {"session_id": self.session})
             else:
-                await host.list_workspaces()  # a small answer that needs the token
+                await host.call(ops.LIST_WORKSPACES, {})  # a small answer that needs the token
         except RemoteError as error:
             if self.session and error.code == "not_found":
                 raise ResourceNotFound(RELAY, "session", self.session) from None

@@ -50,11 +50,3 @@ def children(pid: int) -> dict[int, int]:
 
 def group_members(pgid: int) -> list[int]:
     return [pid for pid, fields in _every() if int(fields[2]) == pgid]
-
-
-def command_of(pid: int) -> str:
-    try:
-        raw = (PROC / str(pid) / "cmdline").read_bytes()
-    except OSError:
-        return ""
-    return raw.replace(b"\0", b" ").decode("utf-8", "replace").strip()

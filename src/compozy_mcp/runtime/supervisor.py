@@ -26,11 +26,10 @@ import contextlib
 import functools
 import secrets
 import time
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from compozy_mcp import jsonutil
 from compozy_mcp.agents.definitions import AgentCatalog, AgentDefinition, CatalogCache
 from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
@@ -39,6 +38,7 @@ from compozy_mcp.config import Settings
 from compozy_mcp.errors import LimitExceeded, ResourceNotFound, ToolConflict
 from compozy_mcp.reasons import Reason
 from compozy_mcp.runtime import orphans
+from compozy_mcp.runtime.event_log import EventLog
 from compozy_mcp.runtime.hints import hint
 from compozy_mcp.runtime.process import Launcher, ProcessTransport, SubprocessLauncher
 from compozy_mcp.runtime.turn import TurnRecorder
@@ -55,11 +55,10 @@ from compozy_mcp.store.base import SessionEventRow, TranscriptTurn
 
 if TYPE_CHECKING:
     from compozy_mcp.runtime.connection import AgentConnection
+    from compozy_mcp.runtime.placement import Placement
     from compozy_mcp.runtime.process import AgentTransport
     from compozy_mcp.sessions.service import Sessions
 
-#: how often buffered events are written while a turn streams
-EVENT_FLUSH_SECONDS = 0.25
 #: seconds a closing agent gets for ``close_session``
 CLOSE_SESSION_SECONDS = 2.0
 
@@ -114,17 +113,12 @@ class AgentRuntime:
         #: sessions a prompt of this process is binding right now
         self._binding: set[str] = set()
         self._turn_done: dict[str, asyncio.Event] = {}
-        self._listeners: dict[str, set[asyncio.Queue[dict[str, Any]]]] = {}
-        #: set on every event of any session (the operator's board redraws on it)
-        self._watchers: set[asyncio.Event] = set()
-        self._events: list[SessionEventRow] = []
-        self._flusher: asyncio.Task[None] | None = None
         #: binds started by prompts that did not wait (ended at shutdown)
         self._background: set[asyncio.Task[None]] = set()
-        #: per session: woken when its events were stored (streams and CLI followers)
-        self._stored: dict[str, set[asyncio.Event]] = {}
-        self._flushing_now = False
-        self._flush_lock = asyncio.Lock()
+        #: what the agents report, buffered, stored and published to followers
+        self.log = EventLog(sessions, offload)
+        #: several daemons on one store: who runs which agent (``None``: this process alone)
+        self.placement: Placement | None = None
 
     # --- definitions ---------------------------------------------------------------------
 
@@ -133,6 +127,10 @@ class AgentRuntime:
 
     def live_sessions(self) -> list[str]:
         return sorted(self._live)
+
+    def placed_sessions(self) -> set[str]:
+        """Sessions whose agent runs here, or is being started here."""
+        return set(self._live) | self._binding
 
     def pids(self) -> list[int]:
         return [pid for live in self._live.values() if (pid := live.transport.pid) is not None]
@@ -173,6 +171,8 @@ class AgentRuntime:
                 )
             if live is not None:
                 await self._close(live)
+            if self.placement is not None:
+                await self.placement.bound(ticket.session_id)
             return await self._launch(ticket, agent, effective)
 
     async def _reconfigure(self, live: LiveAgent, effective: Any) -> None:
@@ -384,6 +384,14 @@ class AgentRuntime:
                 with contextlib.suppress(BaseException):
                     await task
         await self._end_process(live)
+        await self._placed_elsewhere(live.session_id)
+
+    async def _placed_elsewhere(self, session_id: str) -> None:
+        """No agent of the session runs here any more: its lease goes (another daemon may run
+        it)."""
+        if self.placement is not None and session_id not in self._live:
+            with contextlib.suppress(Exception):  # an unreachable store: the lease expires
+                await self.placement.released(session_id)
 
     async def _end_process(self, live: LiveAgent) -> None:
         await live.transport.terminate(self._settings.agent_stop_grace_seconds)
@@ -399,9 +407,7 @@ class AgentRuntime:
             live = self._live.get(session_id)
             if live is not None:
                 await self._close(live)
-        if self._flusher is not None:
-            self._flusher.cancel()
-        await self._flush_events()
+        await self.log.close()
         if ids:
             await self._offload(self._sessions.turns.release_all, ids, "runtime_shutdown")
 
@@ -461,7 +467,8 @@ class AgentRuntime:
             detail = turn_detail or summary
             await self._store_turn(live, live.current, "failed", kind, None, detail)
             live.current = None
-        self._publish(live.session_id, {"kind": "runtime_failed", "summary": summary})
+        self.log.publish(live.session_id, {"kind": "runtime_failed", "summary": summary})
+        await self._placed_elsewhere(live.session_id)
 
     # --- turns -----------------------------------------------------------------------------
 
@@ -483,7 +490,7 @@ class AgentRuntime:
 
     async def _run_turn(self, live: LiveAgent, turn: TranscriptTurn) -> None:
         recorder = live.current = TurnRecorder(turn)
-        self._record(live.session_id, turn.turn_id, "turn_started", {"turn": turn.turn})
+        self.log.record(live.session_id, turn.turn_id, "turn_started", {"turn": turn.turn})
         blocks = [turn.text]
         if live.context:
             blocks.insert(0, "Conversation so far (kept by compozy):\n" + "\n".join(live.context))
@@ -534,13 +541,9 @@ class AgentRuntime:
         payload: dict[str, Any] = {"status": status, "stop_reason": stop_reason}
         if detail:
             payload["detail"] = detail
-        self._record(live.session_id, outcome.turn_id, "turn_ended", payload)
-        async with self._flush_lock:  # after the events before it, with the outcome
-            batch, self._events = self._events, []
-            with contextlib.suppress(Exception):  # a deleted session has nowhere to keep it
-                await self._offload(self._sessions.turns.finish, outcome, live.generation, batch)
-        for session_id in {live.session_id, *(row.session_id for row in batch)}:
-            self._notify(session_id)
+        self.log.record(live.session_id, outcome.turn_id, "turn_ended", payload)
+        finish = functools.partial(self._sessions.turns.finish, outcome, live.generation)
+        await self.log.flush_with(finish, live.session_id)
         with contextlib.suppress(Exception):  # what its worktree holds now (the board's review)
             await self._sessions.turn_ended(live.session_id)
         done = self._turn_done.pop(outcome.turn_id or "", None)
@@ -570,7 +573,7 @@ class AgentRuntime:
             payload = update.model_dump(mode="json", exclude_none=True)
             event_kind = str(payload.pop("session_update", kind))
             turn_id = None
-        self._record(live.session_id, turn_id, event_kind, payload)
+        self.log.record(live.session_id, turn_id, event_kind, payload)
 
     async def on_permission(
         self, live: LiveAgent, options: list[dict[str, str]], tool_call: Any
@@ -590,13 +593,13 @@ class AgentRuntime:
         answer: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         pending = live.pending[interaction.interaction_id] = _Pending(interaction, answer)
         turn_id = interaction.turn_id
-        self._record(
+        self.log.record(
             live.session_id,
             turn_id,
             "permission_requested",
             {"interaction_id": interaction.interaction_id, "title": title, "options": options},
         )
-        await self._flush_events()
+        await self.log.flush()
         turns = self._sessions.turns
         await self._offload(turns.add_interaction, live.session_id, interaction, live.generation)
         timeout = self._settings.permission_timeout_seconds
@@ -610,7 +613,7 @@ class AgentRuntime:
             detail = f"{title}: unanswered after {timeout} s; rejected"
         finally:
             live.pending.pop(interaction.interaction_id, None)
-        self._record(
+        self.log.record(
             live.session_id,
             turn_id,
             "permission_answered",
@@ -650,6 +653,11 @@ class AgentRuntime:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    def in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` beside the caller; :meth:`shutdown` ends it (:meth:`settled` awaits
+        it)."""
+        self._in_background(work)
+
     async def ensure_running(self, call: CallInfo, session_id: str) -> None:
         """Wake the session's agent, binding one first when none runs here; an agent that
         cannot start fails the session's open turns at once (nobody waits on a dead start)."""
@@ -659,8 +667,12 @@ class AgentRuntime:
             return
         if session_id in self._binding:
             return  # the bind under way wakes the agent once it is recorded
-        self._binding.add(session_id)
+        self._binding.add(session_id)  # before the claim: a second prompt now waits for it
+        placed = False
         try:
+            if self.placement is not None and not await self.placement.claim(session_id):
+                return  # another daemon runs its agent: it takes the queued turn from the store
+            placed = True
             # nothing of this process binds the session: a "binding" status is a leftover
             begin = self._sessions.binding.begin
             record, ticket = await self._offload(begin, call, session_id, True)
@@ -671,6 +683,8 @@ class AgentRuntime:
                     await self._fail_open_turns(session_id, failure["kind"], failure["summary"])
         finally:
             self._binding.discard(session_id)
+            if placed:
+                await self._placed_elsewhere(session_id)
 
     async def _fail_open_turns(
         self,
@@ -684,7 +698,7 @@ class AgentRuntime:
         """The session's agent could not start (or ended before it took them): its open
         turns fail with ``stop_reason`` and a failure of ``kind``, each with its
         ``turn_ended`` event, and whoever waits on them is woken."""
-        await self._flush_events()
+        await self.log.flush()
         fail = functools.partial(
             self._sessions.turns.fail_open,
             session_id,
@@ -697,11 +711,11 @@ class AgentRuntime:
         ended: list[SessionEventRow] = []
         for turn in failed:
             payload = {"status": "failed", "stop_reason": stop_reason, "detail": summary}
-            ended.append(self._event_row(session_id, turn.turn_id, "turn_ended", payload))
+            ended.append(self.log.row(session_id, turn.turn_id, "turn_ended", payload))
         if ended:
             await self._offload(self._sessions.turns.append_events, ended)
         for turn in failed:
-            self._notify(session_id)
+            self.log.notify(session_id)
             done = self._turn_done.pop(turn.turn_id or "", None)
             if done is not None:
                 done.set()
@@ -744,17 +758,56 @@ class AgentRuntime:
         sessions = self._sessions
         with sessions.ledger.store.read() as reader:
             sessions.ledger.load(reader, call, session_id, read_only=True)
-        live = self._live.get(session_id)
-        running = None
-        if live is not None and live.current is not None:
-            running = live.current.turn.turn_id
-            for pending in live.pending.values():
-                if not pending.answer.done():
-                    pending.answer.set_result(None)
-            with contextlib.suppress(Exception):
-                await live.connection.cancel()
+        running = await self.cancel_live(session_id)
+        elsewhere = None
+        if running is None and self.placement is not None:
+            with sessions.ledger.store.read() as reader:
+                turns = reader.transcript(session_id)
+            elsewhere = next((t.turn_id for t in turns if t.status == "running"), None)
         queued = await self._offload(sessions.turns.cancel_queued, session_id, "cancelled")
+        # the turn may run on another daemon: told once its queue is cancelled (so that it
+        # takes no queued turn after the one it stops), through the store
+        placement = self.placement
+        if elsewhere is not None and placement is not None:
+            running = elsewhere if await placement.forward(session_id, "cancel", {}) else None
         return {"session_id": session_id, "running_turn_id": running, "queued_cancelled": queued}
+
+    async def cancel_live(self, session_id: str) -> str | None:
+        """Cancel the turn this process's agent of the session runs (ACP ``session/cancel``,
+        its pending permission requests cancelled); the turn's id, ``None`` when none runs."""
+        live = self._live.get(session_id)
+        if live is None or live.current is None:
+            return None
+        running = live.current.turn.turn_id
+        for pending in live.pending.values():
+            if not pending.answer.done():
+                pending.answer.set_result(None)
+        with contextlib.suppress(Exception):
+            await live.connection.cancel()
+        return running
+
+    def answer_live(self, session_id: str, interaction_id: str, decision: str) -> bool:
+        """Answer a permission request of this process's agent; ``False`` when it asks none
+        such any more (answered, timed out, or its agent ended)."""
+        live = self._live.get(session_id)
+        pending = live.pending.get(interaction_id) if live is not None else None
+        if pending is None or pending.answer.done():
+            return False
+        pending.answer.set_result(decision)
+        return True
+
+    def wake(self, session_ids: set[str]) -> None:
+        """Queued turns of these sessions were stored by another process: their agents here
+        look at the queue."""
+        for session_id in session_ids:
+            live = self._live.get(session_id)
+            if live is not None and not live.closing:
+                live.wake.set()
+
+    def stored_elsewhere(self, session_ids: set[str]) -> None:
+        """Events of these sessions were stored by another process: their followers here (and
+        the board) read them."""
+        self.log.stored_elsewhere(session_ids)
 
     async def approve(
         self, call: CallInfo, session_id: str, interaction_id: str, decision: str
@@ -784,6 +837,10 @@ class AgentRuntime:
                 f"(offered: {', '.join(offered)})",
                 reason=Reason.DECISION_NOT_OFFERED,
             )
+        if pending is None and self.placement is not None:
+            forwarded = {"interaction_id": interaction_id, "decision": decision}
+            if await self.placement.forward(session_id, "permission_answer", forwarded):
+                return interaction  # its agent runs on another daemon: answered there
         if pending is None or pending.answer.done():
             # its agent is gone (another process ran it, or it ended): the question is moot
             await self._offload(
@@ -810,130 +867,26 @@ class AgentRuntime:
             last = reader.transcript(session_id, after_turn=state.transcript_turns - 1, limit=1)
         return last[0].turn_id if last else None
 
+    # --- reads and followers of the event log (:mod:`.event_log`) -----------------------------
+
     def history(
         self, call: CallInfo, session_id: str, after_turn: int, limit: int
     ) -> dict[str, Any]:
-        sessions = self._sessions
-        with sessions.ledger.store.read() as reader:
-            sessions.ledger.load(reader, call, session_id, read_only=True)
-            turns = reader.transcript(session_id, after_turn=after_turn, limit=limit + 1)
-        more = len(turns) > limit
-        turns = turns[:limit]
-        out: dict[str, Any] = {
-            "session_id": session_id,
-            "turns": [turn_record(turn) for turn in turns],
-        }
-        if more:
-            out["next_cursor"] = turns[-1].turn
-        return out
+        return self.log.history(call, session_id, after_turn, limit)
 
     def events(self, call: CallInfo, session_id: str, after_seq: int, limit: int) -> dict[str, Any]:
-        sessions = self._sessions
-        with sessions.ledger.store.read() as reader:
-            sessions.ledger.load(reader, call, session_id, read_only=True)
-            rows = reader.session_events(session_id, after_seq=after_seq, limit=limit)
-        return {
-            "session_id": session_id,
-            "events": [event_record(row) for row in rows],
-            "next_cursor": rows[-1].seq if rows else after_seq,
-        }
+        return self.log.events(call, session_id, after_seq, limit)
 
-    async def follow(self, session_id: str) -> AsyncIterator[dict[str, Any]]:
-        """Events of a session as they happen (for streams); ends when the caller stops."""
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=1000)
-        self._listeners.setdefault(session_id, set()).add(queue)
-        try:
-            while True:
-                yield await queue.get()
-        finally:
-            self._listeners.get(session_id, set()).discard(queue)
+    def follow(self, session_id: str) -> AsyncIterator[dict[str, Any]]:
+        return self.log.follow(session_id)
 
-    @contextlib.asynccontextmanager
-    async def stored_events(self, session_id: str) -> AsyncIterator[asyncio.Event]:
-        """An event set each time events of the session are stored. While one is held, the
-        session's events are written as they come (not in 0.25 s batches), so a follower
-        reads each one moments after the agent sent it."""
-        woken = asyncio.Event()
-        self._stored.setdefault(session_id, set()).add(woken)
-        try:
-            yield woken
-        finally:
-            followers = self._stored.get(session_id)
-            if followers is not None:
-                followers.discard(woken)
-                if not followers:
-                    del self._stored[session_id]
+    def stored_events(
+        self, session_id: str
+    ) -> contextlib.AbstractAsyncContextManager[asyncio.Event]:
+        return self.log.stored_events(session_id)
 
-    # --- the event log ---------------------------------------------------------------------
-
-    def _event_row(
-        self, session_id: str, turn_id: str | None, kind: str, payload: dict[str, Any]
-    ) -> SessionEventRow:
-        now = timestamp(self._sessions.ledger.clock.now())
-        return SessionEventRow(0, session_id, turn_id, kind, now, jsonutil.dumps(payload).decode())
-
-    def _record(
-        self, session_id: str, turn_id: str | None, kind: str, payload: dict[str, Any]
-    ) -> None:
-        row = self._event_row(session_id, turn_id, kind, payload)
-        self._events.append(row)
-        self._publish(session_id, {"kind": kind, "turn_id": turn_id, "at": row.at, **payload})
-        if session_id in self._stored:
-            # followed: written now (writes never overlap; what comes during one goes with
-            # the next)
-            if not self._flushing_now:
-                self._flushing_now = True
-                asyncio.get_running_loop().create_task(self._flush_soon(0.0))
-        elif self._flusher is None or self._flusher.done():
-            # else within EVENT_FLUSH_SECONDS, even if nothing follows
-            self._flusher = asyncio.get_running_loop().create_task(
-                self._flush_soon(EVENT_FLUSH_SECONDS)
-            )
-
-    @contextlib.contextmanager
-    def any_event(self) -> Iterator[asyncio.Event]:
-        """An event set each time any session publishes one (a turn starts or ends, the
-        agent asks for permission, ...): what the board's stream waits on."""
-        woken = asyncio.Event()
-        self._watchers.add(woken)
-        try:
-            yield woken
-        finally:
-            self._watchers.discard(woken)
-
-    def _publish(self, session_id: str, event: dict[str, Any]) -> None:
-        for woken in self._watchers:
-            woken.set()
-        for queue in self._listeners.get(session_id, ()):
-            with contextlib.suppress(asyncio.QueueFull):
-                queue.put_nowait(event)
-
-    def _notify(self, session_id: str) -> None:
-        for woken in self._stored.get(session_id, ()):
-            woken.set()
-
-    async def _flush_soon(self, delay: float) -> None:
-        if delay:
-            await asyncio.sleep(delay)
-            await self._flush_events()
-            return
-        try:
-            while any(row.session_id in self._stored for row in self._events):
-                await self._flush_events()
-        finally:
-            self._flushing_now = False
-
-    async def _flush_events(self) -> None:
-        """Write the buffered events (a short turn's go with its outcome, in one write), one
-        write at a time, so that events are stored in the order they came."""
-        async with self._flush_lock:
-            if not self._events:
-                return
-            batch, self._events = self._events, []
-            with contextlib.suppress(Exception):  # events of a deleted session have no home
-                await self._offload(self._sessions.turns.append_events, batch)
-        for session_id in {row.session_id for row in batch}:
-            self._notify(session_id)
+    def any_event(self) -> contextlib.AbstractContextManager[asyncio.Event]:
+        return self.log.any_event()
 
 
 def _error_text(exc: BaseException) -> str:
@@ -947,14 +900,6 @@ def _error_text(exc: BaseException) -> str:
     elif isinstance(data, str) and data and data not in message:
         message = f"{message}: {data}"
     return message
-
-
-def event_record(row: SessionEventRow) -> dict[str, Any]:
-    out: dict[str, Any] = {"seq": row.seq, "kind": row.kind, "at": row.at}
-    if row.turn_id is not None:
-        out["turn_id"] = row.turn_id
-    out["payload"] = jsonutil.loads(row.payload)
-    return out
 
 
 class _AgentListener:

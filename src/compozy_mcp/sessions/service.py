@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -74,6 +74,8 @@ from compozy_mcp.store.worktrees import WorktreeQuery, WorktreeRow
 from compozy_mcp.worktrees.github import PullRequestAsk
 
 T = TypeVar("T")
+#: reads of a store on a server run at once, in worker threads (its reader connections)
+READS_AT_ONCE = 8
 
 
 class _NoDriver:
@@ -122,16 +124,29 @@ class Sessions:
         self._offload = offload
         # git may take seconds (a checkout, a large diff): its own threads, never the writes'
         self._git = Offload()
+        #: reads of a store on a server (as many at once as its reader connections)
+        self._reads = Offload(READS_AT_ONCE)
         self.workspaces.ensure_defaults(default_workspace_path or Path(os.getcwd()))
 
     # --- where work runs -------------------------------------------------------------------
 
     async def _read(self, body: Callable[[StoreReader], T]) -> T:
+        if self.ledger.store.reads_wait_on_a_server:
+            # round trips to a server would hold the event loop (and every other call)
+            return await self._reads(self._read_here, body)
         ledger = self.ledger
         with ledger.store.read() as reader:
             if not ledger.has_expired(reader):
                 return body(reader)
         return await self._offload(self._read_after_expiry, body)
+
+    def _read_here(self, body: Callable[[StoreReader], T]) -> T:
+        """:meth:`_read` in a worker thread: the read, or the write that stops expired
+        sessions first."""
+        with self.ledger.store.read() as reader:
+            if not self.ledger.has_expired(reader):
+                return body(reader)
+        return self._read_after_expiry(body)
 
     def _read_after_expiry(self, body: Callable[[StoreReader], T]) -> T:
         with self.ledger.store.write() as writer:
@@ -257,6 +272,22 @@ class Sessions:
         with self.ledger.store.read() as reader:
             self.ledger.load(reader, call, session_id, read_only=True)
             return reader.transcript(session_id)
+
+    def last_turns(self, session_ids: Sequence[str]) -> dict[str, TranscriptTurn]:
+        """The last turn of each of ``session_ids`` that has one, in one read (the board's
+        cards show it; an unknown session or one never prompted is left out)."""
+        found: dict[str, TranscriptTurn] = {}
+        with self.ledger.store.read() as reader:
+            for session_id in session_ids:
+                row = reader.session(session_id)
+                if row is None:
+                    continue
+                turns = self.ledger.read_state(row).transcript_turns
+                if turns:
+                    last = reader.transcript(session_id, after_turn=turns - 1, limit=1)
+                    if last:
+                        found[session_id] = last[0]
+        return found
 
     # --- writes --------------------------------------------------------------------------
 
@@ -607,9 +638,13 @@ class Sessions:
 
     async def recover_worktrees(self) -> int:
         """At start: active worktrees whose directory vanished are marked ``missing`` (and
-        pruned from git); returns how many."""
+        pruned from git); returns how many. Only those under this process's worktrees
+        directory: another daemon of the store (another home, maybe another host) checks its
+        own."""
         with self.ledger.store.read() as reader:
             rows = reader.worktrees(WorktreeQuery(limit=100_000))
+        root = self.worktrees.directory
+        rows = [row for row in rows if Path(row.path).is_relative_to(root)]
         gone = await self._git(self.worktrees.check_present, rows)
         for row in gone:
             await self._offload(self._save_worktree, row)

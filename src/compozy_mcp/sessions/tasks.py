@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import orjson
 
@@ -149,6 +149,9 @@ class Tasks:
         self._offload = offload
         #: how requested changes reach a working session's agent (set where agents run)
         self.prompter: Prompter | None = None
+        #: notes what a session's worktree holds now (set where worktrees are kept), so that a
+        #: delivery made mid-turn carries the changes made so far, not the last turn's
+        self.note_worktree: Callable[[str], Awaitable[None]] | None = None
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -300,10 +303,11 @@ class Tasks:
     # --- runs -------------------------------------------------------------------------------
 
     async def claim_next(
-        self, call: CallInfo, session_id: str, *, lease_seconds: int
+        self, call: CallInfo, session_id: str, *, lease_seconds: int, task_id: str | None = None
     ) -> dict[str, Any]:
         """The session takes its workspace's highest-priority ``todo`` task (``claimed``
-        false when there is none)."""
+        false when there is none); with ``task_id``, that task, which must be ``todo`` in the
+        session's workspace."""
 
         def body(writer: StoreWriter) -> dict[str, Any]:
             session = writer.session(session_id)
@@ -311,13 +315,15 @@ class Tasks:
                 raise ResourceNotFound(call.tool_id, "session", session_id)
             now = self._now()
             run_id = new_id("trun")
-            task_id = writer.claim_next(session.workspace_id, run_id, now)
-            if task_id is None:
+            claimed = writer.claim_next(session.workspace_id, run_id, now, task_id=task_id)
+            if claimed is None and task_id is not None:
+                self._refuse_claim(writer, call, task_id, session.workspace_id)
+            if claimed is None:
                 return {"claimed": False, "session_id": session_id}
             writer.put_task_run(
                 TaskRunRow(
                     id=run_id,
-                    task_id=task_id,
+                    task_id=claimed,
                     session_id=session_id,
                     state="active",
                     claimed_at=now,
@@ -325,11 +331,26 @@ class Tasks:
                     updated_at=now,
                 )
             )
-            task = writer.task(task_id)
+            task = writer.task(claimed)
             assert task is not None
             return {"claimed": True, "session_id": session_id, "task": task_record(writer, task)}
 
         return await self._write(body)
+
+    def _refuse_claim(
+        self, reader: StoreReader, call: CallInfo, task_id: str, workspace_id: str
+    ) -> NoReturn:
+        """Why the named task could not be claimed (another claimer may just have won it)."""
+        row = self._visible_task(reader, call, task_id)
+        if row.workspace_id != workspace_id:
+            raise ToolConflict(
+                call.tool_id,
+                f'task "{task_id}" is in workspace "{row.workspace_id}"; the session works in '
+                f'"{workspace_id}"',
+            )
+        raise ToolConflict(
+            call.tool_id, f'task "{task_id}" is {row.state}; only a todo task can be claimed'
+        )
 
     async def heartbeat(self, call: CallInfo, run_id: str, *, lease_seconds: int) -> dict[str, Any]:
         def body(writer: StoreWriter) -> dict[str, Any]:
@@ -350,6 +371,13 @@ class Tasks:
     ) -> dict[str, Any]:
         """The run delivers its work for review: the task goes ``in_review``; when the session
         has a worktree, its branch and what it changed are part of the delivery."""
+        if self.note_worktree is not None:
+
+            def worker() -> str:  # and whether the caller may complete the run at all
+                with self._store.read() as reader:
+                    return self._own_run(reader, call, run_id).session_id
+
+            await self.note_worktree(await self._offload(worker))
 
         def body(writer: StoreWriter) -> dict[str, Any]:
             run = self._own_run(writer, call, run_id)

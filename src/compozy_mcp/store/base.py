@@ -15,6 +15,7 @@ from typing import Any
 
 from compozy_mcp import jsonutil
 from compozy_mcp.store.heartbeats import HeartbeatReader, HeartbeatWriter
+from compozy_mcp.store.leases import LeaseReader, LeaseWriter
 from compozy_mcp.store.loops import LoopReader, LoopWriter
 from compozy_mcp.store.tasks import TaskReader, TaskWriter
 from compozy_mcp.store.worktrees import WorktreeReader, WorktreeWriter
@@ -256,7 +257,7 @@ class StaleWrite(Exception):
     """A compare-and-swap lost: the row changed since it was read."""
 
 
-class StoreReader(HeartbeatReader, LoopReader, TaskReader, WorktreeReader):
+class StoreReader(HeartbeatReader, LeaseReader, LoopReader, TaskReader, WorktreeReader):
     @abstractmethod
     def workspace(self, workspace_id: str) -> WorkspaceRow | None: ...
 
@@ -359,7 +360,9 @@ class StoreReader(HeartbeatReader, LoopReader, TaskReader, WorktreeReader):
 HOOK_RUNS_KEPT = 10_000
 
 
-class StoreWriter(StoreReader, HeartbeatWriter, LoopWriter, TaskWriter, WorktreeWriter):
+class StoreWriter(
+    StoreReader, HeartbeatWriter, LeaseWriter, LoopWriter, TaskWriter, WorktreeWriter
+):
     @abstractmethod
     def insert_workspace(self, row: WorkspaceRow) -> None: ...
 
@@ -452,6 +455,10 @@ class StoreWriter(StoreReader, HeartbeatWriter, LoopWriter, TaskWriter, Worktree
 
 class Store(ABC):
     """A database: open snapshots to read, transactions to write."""
+
+    #: whether a read waits on another process (a database server): such reads are run off
+    #: the event loop; an embedded store's reads are fast enough to run on it
+    reads_wait_on_a_server: bool = False
 
     @abstractmethod
     def read(self) -> AbstractContextManager[StoreReader]: ...

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 class HeartbeatRow:
     session_id: str
     interval_seconds: int
+    #: ``""``: none of its own (a wake reads the workspace's HEARTBEAT.md then)
     prompt: str
     #: 1 while the schedule runs
     enabled: int
@@ -26,6 +27,10 @@ class HeartbeatRow:
     last_turn_id: str | None = None
     last_error: str | None = None
     wakes: int = 0
+    #: a 5-field cron expression (UTC) the wakes follow instead of ``interval_seconds``
+    cron: str | None = None
+    #: JSON: the last wakes, newest first (``at``, ``outcome``, ``turn_id``, ``error``)
+    recent_wakes: str | None = None
 
 
 class HeartbeatReader(ABC):

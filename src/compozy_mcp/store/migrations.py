@@ -1,4 +1,13 @@
-"""Versioned schema migrations. Append only: a released migration never changes."""
+"""Versioned schema migrations, one source for both engines. Append only: a released
+migration never changes (on SQLite it renders to the statements it always ran).
+
+Written in SQLite's SQL, portable where PostgreSQL agrees; :func:`~compozy_mcp.store.sql.
+render_schema` spells the rest per engine: column types (``INTEGER`` is 64-bit, ``TEXT``
+compares bytewise, ``BLOB`` is ``BYTEA``, an ``AUTOINCREMENT`` key a ``BIGSERIAL``), ``@ROWID``
+at the end of a table read in insertion order, and ``@SQLITE_ONLY`` before a back-fill of rows
+only a SQLite store can have had (PostgreSQL stores start at version 11). A new migration's
+back-fill is written in SQL both engines run.
+"""
 
 from __future__ import annotations
 
@@ -21,14 +30,14 @@ MIGRATIONS: tuple[Migration, ...] = (
             id TEXT PRIMARY KEY,
             name TEXT NOT NULL,
             path TEXT NOT NULL,
-            created_at TEXT NOT NULL
+            created_at TEXT NOT NULL@ROWID
         );
         CREATE TABLE profiles (
             id TEXT PRIMARY KEY,
             name TEXT NOT NULL,
             color TEXT,
             icon TEXT,
-            created_at TEXT NOT NULL
+            created_at TEXT NOT NULL@ROWID
         );
         CREATE TABLE sessions (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -75,7 +84,8 @@ MIGRATIONS: tuple[Migration, ...] = (
         "artifacts expire and know who stored them; indexes for expiry and deletion",
         """
         ALTER TABLE artifacts ADD COLUMN expires_at TEXT;
-        UPDATE artifacts SET expires_at = strftime('%Y-%m-%dT%H:%M:%SZ', created_at, '+1 day');
+        @SQLITE_ONLY UPDATE artifacts
+            SET expires_at = strftime('%Y-%m-%dT%H:%M:%SZ', created_at, '+1 day');
         CREATE INDEX artifacts_by_expiry ON artifacts(expires_at);
         CREATE TABLE artifact_refs (
             uri TEXT NOT NULL REFERENCES artifacts(uri) ON DELETE CASCADE,
@@ -118,7 +128,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             id TEXT PRIMARY KEY,
             doc TEXT NOT NULL,
             created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL
+            updated_at TEXT NOT NULL@ROWID
         );
         CREATE TABLE hook_runs (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -176,7 +186,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             input_digest TEXT NOT NULL,
             created_at TEXT NOT NULL,
             expires_at TEXT NOT NULL,
-            used_at TEXT
+            used_at TEXT@ROWID
         );
         CREATE INDEX approval_tokens_by_call ON approval_tokens(session_id, tool_id, input_digest);
         CREATE INDEX approval_tokens_by_expiry ON approval_tokens(expires_at);
@@ -253,9 +263,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         """
         ALTER TABLE loops ADD COLUMN owner TEXT;
         ALTER TABLE loops ADD COLUMN author TEXT;
-        UPDATE loops SET author = json_extract(doc, '$.created_by');
+        @SQLITE_ONLY UPDATE loops SET author = json_extract(doc, '$.created_by');
         ALTER TABLE loop_runs ADD COLUMN started_by TEXT;
-        UPDATE loop_runs SET started_by = json_extract(doc, '$.started_by');
+        @SQLITE_ONLY UPDATE loop_runs SET started_by = json_extract(doc, '$.started_by');
         """,
     ),
     Migration(
@@ -283,7 +293,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             version INTEGER NOT NULL,
             created_by TEXT,
             current_run_id TEXT,
-            review_notes TEXT
+            review_notes TEXT@ROWID
         );
         CREATE INDEX tasks_by_queue ON tasks(workspace_id, state, priority DESC, created_at);
         CREATE TABLE task_runs (
@@ -339,6 +349,42 @@ MIGRATIONS: tuple[Migration, ...] = (
             wakes INTEGER NOT NULL
         );
         CREATE INDEX heartbeats_due ON heartbeats(next_wake_at) WHERE enabled = 1;
+        """,
+    ),
+    Migration(
+        12,
+        "heartbeats may follow a cron expression instead of an interval; their last wakes",
+        """
+        ALTER TABLE heartbeats ADD COLUMN cron TEXT;
+        ALTER TABLE heartbeats ADD COLUMN recent_wakes TEXT;
+        """,
+    ),
+    Migration(
+        13,
+        "several daemons on one store: leases (a session's agent, a Loop run) and the signals "
+        "a daemon sends the owner of a session's agent",
+        # portable SQL (PostgreSQL and SQLite): times are epoch milliseconds (BIGINT); a lease's
+        # key is "session:<id>" (the daemon running its agent) or "loop_run:<id>"
+        """
+        CREATE TABLE leases (
+            lease_key TEXT PRIMARY KEY,
+            daemon_id TEXT NOT NULL,
+            address TEXT,
+            expires_at BIGINT NOT NULL,
+            acquired_at BIGINT NOT NULL
+        );
+        CREATE INDEX leases_by_daemon ON leases(daemon_id);
+        CREATE TABLE daemon_signals (
+            signal_id TEXT PRIMARY KEY,
+            daemon_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            created_at BIGINT NOT NULL
+        );
+        CREATE INDEX daemon_signals_by_daemon ON daemon_signals(daemon_id, created_at);
+        CREATE INDEX transcript_turns_queued ON transcript_turns(session_id)
+            WHERE status = 'queued';
         """,
     ),
 )

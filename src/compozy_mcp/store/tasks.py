@@ -122,9 +122,12 @@ class TaskWriter(TaskReader):
         """Insert or replace a task row."""
 
     @abstractmethod
-    def claim_next(self, workspace_id: str, run_id: str, now: str) -> str | None:
-        """Take the highest-priority ``todo`` task of the workspace for ``run_id`` in one
-        conditional update; the task's id, or ``None`` when none is left."""
+    def claim_next(
+        self, workspace_id: str, run_id: str, now: str, *, task_id: str | None = None
+    ) -> str | None:
+        """Take the highest-priority ``todo`` task of the workspace (with ``task_id``: that
+        task, if it is ``todo`` there) for ``run_id`` in one conditional update; the task's id,
+        or ``None`` when none is left."""
 
     @abstractmethod
     def put_task_run(self, row: TaskRunRow) -> None: ...

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
+from compozy_mcp.codes import Code
 from compozy_mcp.errors import ResultViewInvalid, ResultViewNotAccepted
 
 SELECTOR_FIELD = "result_view"
@@ -34,7 +35,7 @@ def select_view(
     has_views: bool,
     tool_input: Mapping[str, Any],
     *,
-    input_error_code: str | None = None,
+    input_error_code: Code | None = None,
 ) -> ResultView | None:
     """Return the view a call selects, or ``None`` for a single-result tool.
 

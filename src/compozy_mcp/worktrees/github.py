@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from compozy_mcp import jsonutil
+from compozy_mcp.reasons import Reason
 from compozy_mcp.worktrees.git import Git, GitError
 
 #: what ``gh`` answers about a pull request
@@ -26,7 +27,7 @@ _QUIET = {"GH_PROMPT_DISABLED": "1", "NO_COLOR": "1", "GH_NO_UPDATE_NOTIFIER": "
 class HandOffUnavailable(Exception):
     """A pull request cannot be opened from here; ``reason`` says why."""
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: Reason, message: str) -> None:
         super().__init__(message)
         self.reason = reason
 
@@ -77,15 +78,15 @@ class GitHub:
         :meth:`publish` takes (nothing is pushed or changed yet)."""
         found = shutil.which(self.gh)
         if found is None:
-            raise HandOffUnavailable("gh_missing", "the GitHub CLI (gh) is not installed")
+            raise HandOffUnavailable(Reason.GH_MISSING, "the GitHub CLI (gh) is not installed")
         if self.git.run(root, "remote", "get-url", ask.remote, check=False).returncode != 0:
             raise HandOffUnavailable(
-                "no_remote", f'the repository at {root} has no remote "{ask.remote}"'
+                Reason.NO_REMOTE, f'the repository at {root} has no remote "{ask.remote}"'
             )
         gh = Git(found, timeout=self.timeout)
         if gh.run(root, "auth", "status", check=False, env=_QUIET).returncode != 0:
             raise HandOffUnavailable(
-                "gh_unauthenticated", "the GitHub CLI is not logged in (run gh auth login)"
+                Reason.GH_UNAUTHENTICATED, "the GitHub CLI is not logged in (run gh auth login)"
             )
         return gh
 
@@ -95,7 +96,7 @@ class GitHub:
         try:
             self.git.run(root, "push", "--quiet", "--set-upstream", ask.remote, ask.branch)
         except GitError as exc:
-            raise HandOffUnavailable("push_failed", f"git push failed: {exc}") from None
+            raise HandOffUnavailable(Reason.PUSH_FAILED, f"git push failed: {exc}") from None
         existing = gh.run(
             root, "pr", "view", ask.branch, "--json", _FIELDS, check=False, env=_QUIET
         )
@@ -112,4 +113,4 @@ class GitHub:
             answer = jsonutil.loads(gh.text(root, "pr", "view", url, "--json", _FIELDS, env=_QUIET))
             return _pull_request(answer), True
         except (GitError, IndexError, ValueError, KeyError, TypeError) as exc:
-            raise HandOffUnavailable("gh_failed", f"gh pr create failed: {exc}") from None
+            raise HandOffUnavailable(Reason.GH_FAILED, f"gh pr create failed: {exc}") from None

@@ -1,28 +1,15 @@
 // The operator's board: draws the cards the daemon renders (already escaped) and redraws them
-// on each event of /board/stream. The token, when the daemon has one, is asked once and kept
-// in sessionStorage: for this tab only, never in a URL.
+// on each event of /board/stream, the one stream of the board.
 "use strict";
 
 (function () {
-  const TOKEN_KEY = "compozy.token";
+  const c = window.compozy;
   const board = document.getElementById("board");
-  const status = document.getElementById("status");
-  const tokenForm = document.getElementById("token-form");
   const filters = document.getElementById("filters");
   let reader = null;
 
-  function headers() {
-    const token = sessionStorage.getItem(TOKEN_KEY);
-    return token ? { Authorization: "Bearer " + token } : {};
-  }
-
   function archived() {
     return document.getElementById("filter-archived").checked ? "1" : "0";
-  }
-
-  function askToken() {
-    tokenForm.hidden = false;
-    document.getElementById("token").focus();
   }
 
   function matches(card, field, value) {
@@ -45,12 +32,10 @@
     }
   }
 
-  function draw(html) {
-    // the fragment comes from our own origin and is escaped by the server's templates;
-    // the page's Content-Security-Policy runs no inline script whatever it holds
+  function drawCards(html) {
     const parsed = new DOMParser().parseFromString(html, "text/html");
     const columns = parsed.body.firstElementChild;
-    board.replaceChildren(...(columns ? [document.adoptNode(columns)] : []));
+    c.draw(board, columns ? [document.adoptNode(columns)] : []);
     const needsYou = columns ? Number(columns.dataset.needsYou || 0) : 0;
     document.title = (needsYou ? "(" + needsYou + ") " : "") + "compozy board";
     applyFilters();
@@ -63,23 +48,21 @@
     }
     let response;
     try {
-      response = await fetch("/board/stream?archived=" + archived(), { headers: headers() });
+      response = await fetch("/board/stream?archived=" + archived(), { headers: c.headers() });
     } catch (error) {
-      status.textContent = "disconnected; retrying";
+      c.say("disconnected; retrying");
       setTimeout(follow, 2000);
       return;
     }
     if (response.status === 401) {
-      status.textContent = "token required";
-      askToken();
+      c.askToken();
       return;
     }
     if (!response.ok || !response.body) {
-      status.textContent = "error " + response.status;
+      c.say("error " + response.status);
       return;
     }
-    tokenForm.hidden = true;
-    status.textContent = "live";
+    c.say("live");
     const current = response.body.pipeThrough(new TextDecoderStream()).getReader();
     reader = current;
     let buffer = "";
@@ -100,22 +83,17 @@
           .split("\n")
           .filter((line) => line.startsWith("data: ") || line === "data:")
           .map((line) => line.slice(line.startsWith("data: ") ? 6 : 5));
-        if (data.length) draw(data.join("\n"));
+        if (data.length) drawCards(data.join("\n"));
       }
     }
     if (reader === current) {
-      status.textContent = "disconnected; retrying";
+      c.say("disconnected; retrying");
       setTimeout(follow, 2000);
     }
   }
 
-  tokenForm.addEventListener("submit", (event) => {
-    event.preventDefault();
-    sessionStorage.setItem(TOKEN_KEY, document.getElementById("token").value);
-    follow();
-  });
   filters.addEventListener("input", applyFilters);
   filters.addEventListener("submit", (event) => event.preventDefault());
   document.getElementById("filter-archived").addEventListener("change", follow);
-  follow();
+  c.begin(follow);
 })();

@@ -1,4 +1,4 @@
-"""The SQLite side of :mod:`compozy_mcp.store.worktrees`."""
+"""The SQL of :mod:`compozy_mcp.store.worktrees`, both engines."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import astuple, fields
 from typing import Any
 
 from compozy_mcp.store.base import chunks
+from compozy_mcp.store.sql import ConstraintViolation, SQLConnection
 from compozy_mcp.store.worktrees import (
     WorktreeQuery,
     WorktreeReader,
@@ -20,12 +21,12 @@ _MARKS = ", ".join("?" * len(fields(WorktreeRow)))
 _UPDATES = ", ".join(f"{f.name} = excluded.{f.name}" for f in fields(WorktreeRow)[1:])
 
 
-def _worktree(row: sqlite3.Row) -> WorktreeRow:
+def _worktree(row: Any) -> WorktreeRow:
     return WorktreeRow(**dict(row))
 
 
-class SQLiteWorktreeReader(WorktreeReader):
-    _conn: sqlite3.Connection
+class SQLWorktreeReader(WorktreeReader):
+    _conn: SQLConnection
 
     def worktree(self, worktree_id: str) -> WorktreeRow | None:
         row = self._conn.execute(
@@ -59,7 +60,7 @@ class SQLiteWorktreeReader(WorktreeReader):
         return found[: query.limit]
 
 
-class SQLiteWorktreeWriter(SQLiteWorktreeReader, WorktreeWriter):
+class SQLWorktreeWriter(SQLWorktreeReader, WorktreeWriter):
     def put_worktree(self, row: WorktreeRow) -> None:
         try:
             self._conn.execute(
@@ -67,5 +68,5 @@ class SQLiteWorktreeWriter(SQLiteWorktreeReader, WorktreeWriter):
                 f"ON CONFLICT (id) DO UPDATE SET {_UPDATES}",
                 astuple(row),
             )
-        except sqlite3.IntegrityError as exc:
+        except (sqlite3.IntegrityError, ConstraintViolation) as exc:
             raise WorktreeTaken(f"worktree {row.id}: {exc}") from None

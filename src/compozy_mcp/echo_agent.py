@@ -1,5 +1,5 @@
 """``echo``: a small, deterministic ACP agent that ships with compozy-mcp, so that the tour and
-the tests run without credentials. Run it as ``python -m compozy_mcp.agents.echo``.
+the tests run without credentials. Run it as ``python -m compozy_mcp.echo_agent``.
 
 What it does with a prompt (words are matched case-insensitively, first match wins):
 
@@ -440,7 +440,7 @@ async def _mcp_call(server: Any, tool: str, arguments: dict[str, Any]) -> Any:
 
 def main(argv: list[str] | None = None) -> None:
     """``--models a,b`` and ``--efforts x,y`` set what it offers (first is the default)."""
-    parser = argparse.ArgumentParser(prog="python -m compozy_mcp.agents.echo")
+    parser = argparse.ArgumentParser(prog="python -m compozy_mcp.echo_agent")
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--efforts", default=",".join(EFFORTS))
     args = parser.parse_args(argv)

@@ -1,10 +1,10 @@
-"""The SQLite side of :mod:`compozy_mcp.store.loops`."""
+"""The SQL of :mod:`compozy_mcp.store.loops`, both engines."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import cache
 from typing import Any
 
 from compozy_mcp import jsonutil
@@ -19,17 +19,21 @@ from compozy_mcp.store.loops import (
     LoopWriter,
     oversized_run,
 )
-
-#: a run's document is read only when it is within the cap (its size is read first)
-_RUN_COLUMNS = (
-    "seq, id, loop_id, loop_version, status, owner, created_at, updated_at, version, "
-    "length(CAST(doc AS BLOB)) AS doc_bytes, "
-    f"CASE WHEN length(CAST(doc AS BLOB)) > {RUN_DOC_CAP} THEN NULL ELSE doc END AS doc, "
-    "started_by"
-)
+from compozy_mcp.store.sql import Dialect, SQLConnection
 
 
-def _loop(row: sqlite3.Row) -> LoopRow:
+@cache
+def _run_columns(dialect: Dialect) -> str:
+    """A run's document is read only when it is within the cap (its size is read first)."""
+    size = dialect.octet_length("doc")
+    return (
+        "seq, id, loop_id, loop_version, status, owner, created_at, updated_at, version, "
+        f"{size} AS doc_bytes, CASE WHEN {size} > {RUN_DOC_CAP} THEN NULL ELSE doc END AS doc, "
+        "started_by"
+    )
+
+
+def _loop(row: Any) -> LoopRow:
     return LoopRow(
         row["id"],
         row["version"],
@@ -41,7 +45,7 @@ def _loop(row: sqlite3.Row) -> LoopRow:
     )
 
 
-def _run(row: sqlite3.Row) -> LoopRunRow:
+def _run(row: Any) -> LoopRunRow:
     found = LoopRunRow(
         id=row["id"],
         loop_id=row["loop_id"],
@@ -60,8 +64,9 @@ def _run(row: sqlite3.Row) -> LoopRunRow:
     return replace(found, doc=jsonutil.loads(row["doc"]))
 
 
-class SQLiteLoopReader(LoopReader):
-    _conn: sqlite3.Connection
+class SQLLoopReader(LoopReader):
+    _conn: SQLConnection
+    _dialect: Dialect
 
     def loop(self, loop_id: str, version: int | None = None) -> LoopRow | None:
         if version is None:
@@ -87,7 +92,7 @@ class SQLiteLoopReader(LoopReader):
 
     def loop_run(self, run_id: str) -> LoopRunRow | None:
         row = self._conn.execute(
-            f"SELECT {_RUN_COLUMNS} FROM loop_runs WHERE id = ?", (run_id,)
+            f"SELECT {_run_columns(self._dialect)} FROM loop_runs WHERE id = ?", (run_id,)
         ).fetchone()
         return _run(row) if row is not None else None
 
@@ -105,28 +110,28 @@ class SQLiteLoopReader(LoopReader):
             params.append(query.before_seq)
         params.append(query.limit)
         condition = f"WHERE {' AND '.join(where)} " if where else ""
-        sql = f"SELECT {_RUN_COLUMNS} FROM loop_runs {condition}ORDER BY seq DESC LIMIT ?"
+        columns = _run_columns(self._dialect)
+        sql = f"SELECT {columns} FROM loop_runs {condition}ORDER BY seq DESC LIMIT ?"
         return [_run(row) for row in self._conn.execute(sql, params)]
 
 
-class SQLiteLoopWriter(SQLiteLoopReader, LoopWriter):
+class SQLLoopWriter(SQLLoopReader, LoopWriter):
     def add_loop(self, row: LoopRow) -> None:
-        try:
-            self._conn.execute(
-                "INSERT INTO loops (id, version, name, doc, created_at, owner, author) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    row.id,
-                    row.version,
-                    row.name,
-                    jsonutil.dumps_text(row.doc),
-                    row.created_at,
-                    row.owner,
-                    row.author,
-                ),
-            )
-        except sqlite3.IntegrityError as exc:
-            raise StaleWrite(f"loop {row.id} version {row.version} exists") from exc
+        added = self._conn.execute(
+            "INSERT INTO loops (id, version, name, doc, created_at, owner, author) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id, version) DO NOTHING",
+            (
+                row.id,
+                row.version,
+                row.name,
+                jsonutil.dumps_text(row.doc),
+                row.created_at,
+                row.owner,
+                row.author,
+            ),
+        ).rowcount
+        if added != 1:
+            raise StaleWrite(f"loop {row.id} version {row.version} exists")
 
     def set_loop_run_status(self, run_id: str, status: str, updated_at: str) -> None:
         self._conn.execute(
@@ -142,9 +147,10 @@ class SQLiteLoopWriter(SQLiteLoopReader, LoopWriter):
         if len(doc) > RUN_DOC_CAP:  # the runner's budgets keep a run far below this
             raise StaleWrite(f"loop run {row.id} would be {len(doc)} bytes, past the cap")
         if row.version == 0:
-            cursor = self._conn.execute(
+            inserted = self._conn.execute(
                 "INSERT INTO loop_runs (id, loop_id, loop_version, status, owner, created_at, "
-                "updated_at, version, doc, started_by) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+                "updated_at, version, doc, started_by) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?) "
+                "RETURNING seq",
                 (
                     row.id,
                     row.loop_id,
@@ -157,7 +163,7 @@ class SQLiteLoopWriter(SQLiteLoopReader, LoopWriter):
                     row.started_by,
                 ),
             )
-            return replace(row, version=1, seq=int(cursor.lastrowid or 0))
+            return replace(row, version=1, seq=int(inserted.fetchone()["seq"]))
         updated = self._conn.execute(
             "UPDATE loop_runs SET status = ?, owner = ?, updated_at = ?, version = version + 1, "
             "doc = ? WHERE id = ? AND version = ?",

@@ -1,11 +1,11 @@
-"""The SQLite side of :mod:`compozy_mcp.store.tasks`."""
+"""The SQL of :mod:`compozy_mcp.store.tasks`, both engines."""
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import astuple, fields
 from typing import Any
 
+from compozy_mcp.store.sql import Dialect, SQLConnection
 from compozy_mcp.store.tasks import (
     TaskQuery,
     TaskReader,
@@ -25,12 +25,14 @@ def _columns(kind: type) -> tuple[str, str, str]:
 _TASK = _columns(TaskRow)
 _RUN = _columns(TaskRunRow)
 _REVIEW = _columns(TaskReviewRow)
-#: the order tasks are claimed in (rowid: the order they were created in, within a second)
+#: the order tasks are claimed in (rowid: the order they were created in, within a second; a
+#: column of that name on PostgreSQL)
 _CLAIM_ORDER = "priority DESC, created_at, rowid"
 
 
-class SQLiteTaskReader(TaskReader):
-    _conn: sqlite3.Connection
+class SQLTaskReader(TaskReader):
+    _conn: SQLConnection
+    _dialect: Dialect
 
     def task(self, task_id: str) -> TaskRow | None:
         row = self._conn.execute(
@@ -48,7 +50,8 @@ class SQLiteTaskReader(TaskReader):
             where.append(f"state IN ({', '.join('?' * len(query.states))})")
             params += list(query.states)
         if query.label is not None:
-            where.append("EXISTS (SELECT 1 FROM json_each(tasks.labels) WHERE value = ?)")
+            labels = self._dialect.json_array_texts("tasks.labels")
+            where.append(f"EXISTS (SELECT 1 FROM {labels} WHERE value = ?)")
             params.append(query.label)
         clause = f" WHERE {' AND '.join(where)}" if where else ""
         rows = self._conn.execute(
@@ -85,7 +88,7 @@ class SQLiteTaskReader(TaskReader):
         return [TaskReviewRow(**dict(row)) for row in rows]
 
 
-class SQLiteTaskWriter(SQLiteTaskReader, TaskWriter):
+class SQLTaskWriter(SQLTaskReader, TaskWriter):
     def put_task(self, row: TaskRow) -> None:
         self._conn.execute(
             f"INSERT INTO tasks ({_TASK[0]}) VALUES ({_TASK[1]}) "
@@ -93,17 +96,20 @@ class SQLiteTaskWriter(SQLiteTaskReader, TaskWriter):
             astuple(row),
         )
 
-    def claim_next(self, workspace_id: str, run_id: str, now: str) -> str | None:
+    def claim_next(
+        self, workspace_id: str, run_id: str, now: str, *, task_id: str | None = None
+    ) -> str | None:
         # One statement: the row is chosen and taken together, and the state test in the
         # outer WHERE makes a second claimer of the same row update nothing.
+        only = " AND id = ?" if task_id is not None else ""
         row = self._conn.execute(
             "UPDATE tasks SET state = 'in_progress', current_run_id = ?, updated_at = ?, "
             "version = version + 1 WHERE state = 'todo' AND id = ("
-            "SELECT id FROM tasks WHERE state = 'todo' AND workspace_id = ? "
-            f"ORDER BY {_CLAIM_ORDER} LIMIT 1) RETURNING id",
-            (run_id, now, workspace_id),
+            f"SELECT id FROM tasks WHERE state = 'todo' AND workspace_id = ?{only} "
+            f"ORDER BY {_CLAIM_ORDER} LIMIT 1{self._dialect.skip_locked}) RETURNING id",
+            (run_id, now, workspace_id, *([task_id] if task_id is not None else [])),
         ).fetchone()
-        return str(row[0]) if row is not None else None
+        return str(row["id"]) if row is not None else None
 
     def put_task_run(self, row: TaskRunRow) -> None:
         self._conn.execute(

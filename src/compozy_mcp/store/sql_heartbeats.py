@@ -1,11 +1,11 @@
-"""The SQLite side of :mod:`compozy_mcp.store.heartbeats`."""
+"""The SQL of :mod:`compozy_mcp.store.heartbeats`, both engines."""
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import astuple, fields
 
 from compozy_mcp.store.heartbeats import HeartbeatReader, HeartbeatRow, HeartbeatWriter
+from compozy_mcp.store.sql import SQLConnection
 
 _NAMES = [f.name for f in fields(HeartbeatRow)]
 _COLUMNS = ", ".join(_NAMES)
@@ -13,8 +13,8 @@ _MARKS = ", ".join("?" * len(_NAMES))
 _UPDATES = ", ".join(f"{name} = excluded.{name}" for name in _NAMES[1:])
 
 
-class SQLiteHeartbeatReader(HeartbeatReader):
-    _conn: sqlite3.Connection
+class SQLHeartbeatReader(HeartbeatReader):
+    _conn: SQLConnection
 
     def heartbeat(self, session_id: str) -> HeartbeatRow | None:
         row = self._conn.execute(
@@ -31,7 +31,7 @@ class SQLiteHeartbeatReader(HeartbeatReader):
         return [HeartbeatRow(**dict(row)) for row in rows]
 
 
-class SQLiteHeartbeatWriter(SQLiteHeartbeatReader, HeartbeatWriter):
+class SQLHeartbeatWriter(SQLHeartbeatReader, HeartbeatWriter):
     def put_heartbeat(self, row: HeartbeatRow) -> None:
         self._conn.execute(
             f"INSERT INTO heartbeats ({_COLUMNS}) VALUES ({_MARKS}) "

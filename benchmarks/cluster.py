@@ -1,0 +1,270 @@
+"""Several daemons on one store (issue 28): ``session_status`` calls/s with 1 and 3 daemons,
+and failover time.
+
+1. **Reads**: ``N`` daemons (``compozy serve --advertise``, each with its own home, every home's
+   ``compozy.db`` a link to the first's: one SQLite store) serve ``GET /api/sessions/{id}`` (the
+   Host API's ``session_status``) to ``--clients`` concurrent clients, each sending its next
+   request to the next daemon (a round-robin balancer). Calls/s, p50/p99 latency, and the CPU
+   seconds each process used during the run (the daemons from ``/proc/PID/stat``, the client
+   process from ``resource``): this machine's CPUs bound the client and the servers together,
+   so the CPU split shows where the time went. Before it, the daemons are left idle for 3 s:
+   the CPU an idle daemon spends per second (its poll of the store).
+2. **Failover**: two daemons with ``COMPOZY_LEASE_SECONDS`` (``--lease``); a turn runs on the
+   first (the shipped ``echo`` agent, ``slow 30``); the first is killed with -9 and a prompt
+   (``wait``) is sent to the second: the time from the kill to that turn's completion (the
+   lease runs out, the second daemon takes the session over, binds the agent and runs it).
+
+    python -m benchmarks.cluster [--clients 30] [--seconds 10] [--lease 15] [--json] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from benchmarks.common import emit_json, machine, machine_line, percentile, scratch_env, table
+
+COMPOZY = str(Path(sys.executable).with_name("compozy"))
+TICKS = os.sysconf("SC_CLK_TCK")
+#: how long the daemons are left idle to measure what their poll costs
+IDLE_S = 3.0
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of a live process (and its reaped children)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(value) for value in fields[11:15]) / TICKS
+
+
+def _client_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+@contextlib.contextmanager
+def daemons(
+    root: Path, count: int, **extra: str
+) -> Iterator[list[tuple[subprocess.Popen[bytes], str]]]:
+    """``count`` daemons on one store, each answering; all ended when the block ends."""
+    started: list[tuple[subprocess.Popen[bytes], str]] = []
+    try:
+        for index in range(count):
+            home = root / f"d{index + 1}"
+            home.mkdir(parents=True)
+            (root / "workspace").mkdir(exist_ok=True)
+            if index:
+                (home / "compozy.db").symlink_to(root / "d1" / "compozy.db")
+            env = {**scratch_env(home, str(root / "workspace")), **extra}
+            env["COMPOZY_PERMISSION_MODE"] = "bypass"
+            port = _free_port()
+            url = f"http://127.0.0.1:{port}"
+            process = subprocess.Popen(
+                [COMPOZY, "serve", "--port", str(port), "--no-uds", "--advertise", url],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            started.append((process, url))
+            _wait_ready(process, url)
+        yield started
+    finally:
+        for process, _ in started:
+            if process.poll() is None:
+                process.terminate()
+        for process, _ in started:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _wait_ready(process: subprocess.Popen[bytes], url: str) -> None:
+    deadline = time.monotonic() + 60
+    with httpx2.Client(base_url=url, trust_env=False, timeout=5) as http:
+        while time.monotonic() < deadline and process.poll() is None:
+            with contextlib.suppress(httpx2.TransportError):
+                if http.get("/api/health").status_code == 200:
+                    return
+            time.sleep(0.1)
+    raise SystemExit(f"compozy serve at {url} did not start")
+
+
+async def _load(urls: list[str], session_id: str, clients: int, seconds: float) -> list[float]:
+    """Every client sends requests back to back, each to the next daemon; latencies (s)."""
+    latencies: list[float] = []
+    stop = time.monotonic() + seconds
+    turn = iter(range(10**9))
+    limits = httpx2.Limits(max_connections=clients * len(urls))
+    async with httpx2.AsyncClient(trust_env=False, timeout=30, limits=limits) as http:
+
+        async def client() -> None:
+            while time.monotonic() < stop:
+                url = urls[next(turn) % len(urls)]
+                began = time.perf_counter()
+                response = await http.get(f"{url}/api/sessions/{session_id}")
+                latencies.append(time.perf_counter() - began)
+                if response.status_code != 200:
+                    raise SystemExit(f"session_status answered {response.status_code}")
+
+        await asyncio.gather(*(client() for _ in range(clients)))
+    return latencies
+
+
+def measure_reads(count: int, clients: int, seconds: float) -> dict[str, Any]:
+    with (
+        tempfile.TemporaryDirectory(prefix="cz-cluster-") as scratch,
+        daemons(Path(scratch), count) as running,
+    ):
+        urls = [url for _, url in running]
+        with httpx2.Client(base_url=urls[0], trust_env=False, timeout=30) as http:
+            made = http.post("/api/sessions", json={"agent_name": "bench"}).json()
+        session_id = made["session"]["id"]
+        asyncio.run(_load(urls, session_id, clients, min(1.0, seconds)))  # warm-up
+        # what a daemon costs idle (its poll of the store), per second
+        idle = [_cpu_seconds(process.pid) for process, _ in running]
+        time.sleep(IDLE_S)
+        idle = [_cpu_seconds(p.pid) - b for (p, _), b in zip(running, idle, strict=True)]
+        before = [_cpu_seconds(process.pid) for process, _ in running]
+        client_before = _client_cpu()
+        began = time.perf_counter()
+        latencies = asyncio.run(_load(urls, session_id, clients, seconds))
+        wall = time.perf_counter() - began
+        used = [_cpu_seconds(p.pid) - b for (p, _), b in zip(running, before, strict=True)]
+        client_used = _client_cpu() - client_before
+    return {
+        "daemons": count,
+        "clients": clients,
+        "calls": len(latencies),
+        "calls_per_s": round(len(latencies) / wall, 1),
+        "p50_ms": round(percentile(latencies, 0.50) * 1000, 2),
+        "p99_ms": round(percentile(latencies, 0.99) * 1000, 2),
+        "wall_s": round(wall, 2),
+        "daemon_cpu_s": [round(value, 2) for value in used],
+        "idle_daemon_cpu_ms_per_s": round(max(idle) / IDLE_S * 1000, 1),
+        "client_cpu_s": round(client_used, 2),
+    }
+
+
+def measure_failover(lease: int) -> dict[str, Any]:
+    with (
+        tempfile.TemporaryDirectory(prefix="cz-cluster-") as scratch,
+        daemons(Path(scratch), 2, COMPOZY_LEASE_SECONDS=str(lease)) as running,
+    ):
+        (owner, first), (_, second) = running
+        with httpx2.Client(trust_env=False, timeout=lease + 60) as http:
+            made = http.post(
+                f"{first}/api/sessions", json={"agent_name": "bench", "provider": "echo"}
+            ).json()
+            sid = made["session"]["id"]
+            http.post(f"{first}/api/sessions/{sid}/prompt", json={"prompt": "hi", "wait": True})
+            http.post(f"{first}/api/sessions/{sid}/prompt", json={"prompt": "slow 30"})
+            deadline = time.monotonic() + 30
+            while True:
+                turns = http.get(f"{first}/api/sessions/{sid}/history").json()["turns"]
+                if turns[-1]["status"] == "running":
+                    break
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"the slow turn never ran: {turns[-1]['status']}")
+                time.sleep(0.05)
+            killed = time.monotonic()
+            owner.send_signal(signal.SIGKILL)
+            owner.wait()
+            done = http.post(
+                f"{second}/api/sessions/{sid}/prompt",
+                json={"prompt": "after", "wait": True, "timeout_seconds": lease + 50},
+            ).json()
+            failover = time.monotonic() - killed
+            turns = http.get(f"{second}/api/sessions/{sid}/history").json()["turns"]
+    return {
+        "lease_seconds": lease,
+        "failover_s": round(failover, 2),
+        "next_turn": done["turn"]["status"],
+        "cut_off_turn": [turns[1]["status"], turns[1]["stop_reason"]],
+    }
+
+
+def report(result: dict[str, Any]) -> str:
+    rows = [
+        [
+            r["daemons"],
+            r["clients"],
+            r["calls_per_s"],
+            r["p50_ms"],
+            r["p99_ms"],
+            " + ".join(str(v) for v in r["daemon_cpu_s"]),
+            r["client_cpu_s"],
+            r["wall_s"],
+            r["idle_daemon_cpu_ms_per_s"],
+        ]
+        for r in result["reads"]
+    ]
+    out = table(
+        [
+            "daemons",
+            "clients",
+            "calls/s",
+            "p50 ms",
+            "p99 ms",
+            "daemon CPU s",
+            "client CPU s",
+            "wall s",
+            "idle CPU ms/s",
+        ],
+        rows,
+    )
+    failover = result["failover"]
+    out += (
+        f"\nfailover (lease {failover['lease_seconds']} s): {failover['failover_s']} s from "
+        f"kill -9 to the next completed turn ({failover['next_turn']}); the turn cut off: "
+        f"{' / '.join(failover['cut_off_turn'])}\n"
+    )
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=30)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--lease", type=int, default=15)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="a tiny run (the bench tier)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.clients, args.seconds, args.lease = 4, 1.0, 2
+    info = machine()
+    result = {
+        "reads": [measure_reads(n, args.clients, args.seconds) for n in (1, 3)],
+        "failover": measure_failover(args.lease),
+    }
+    if args.json:
+        emit_json({"machine": info, "cluster": result})
+    else:
+        print(machine_line(info))
+        print(report(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

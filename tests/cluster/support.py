@@ -1,0 +1,67 @@
+"""Several ``compozy serve`` processes on one store: each daemon has a home of its own (its
+socket, pid files, logs, daemon id) and one store: a PostgreSQL database (``COMPOZY_STORE``),
+or else the first home's SQLite file (every other home's ``compozy.db`` a symbolic link to it:
+SQLite opens the file it points at, and keeps its WAL beside it)."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tests.api.support import Daemon, Home, children, running_daemon
+
+__all__ = ["children", "one_store_daemons", "turns", "wait_for"]
+
+T = TypeVar("T")
+DEADLINE = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def one_store_daemons(
+    root: Path, count: int, store_url: str | None = None, **env: str
+) -> Iterator[list[Daemon]]:
+    """``count`` daemons on one store (the PostgreSQL database at ``store_url``, else SQLite),
+    each ``--advertise``\\ d (one of several behind a balancer); all stopped (SIGTERM, or
+    killed past the deadline) when the block ends."""
+    if store_url is not None:
+        env = {**env, "COMPOZY_STORE": store_url}
+    homes = [Home.make(root / f"d{index + 1}").with_env(**env) for index in range(count)]
+    with contextlib.ExitStack() as stack:
+        daemons: list[Daemon] = []
+        for index, home in enumerate(homes):
+            home.path.mkdir(parents=True, exist_ok=True)
+            if index and store_url is None:
+                (home.path / "compozy.db").symlink_to(homes[0].path / "compozy.db")
+            port = free_port()
+            address = f"http://127.0.0.1:{port}"
+            args = ("--port", str(port), "--no-uds", "--advertise", address)
+            daemons.append(stack.enter_context(running_daemon(home, *args, listeners=1)))
+        yield daemons
+
+
+def wait_for(probe: Callable[[], T | None], what: str, deadline: float = DEADLINE) -> T:
+    ends = time.monotonic() + deadline
+    while True:
+        found = probe()
+        if found is not None and found is not False:
+            return found
+        if time.monotonic() > ends:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def turns(daemon: Daemon, session_id: str) -> list[dict[str, Any]]:
+    with daemon.client() as http:
+        body = http.get(f"/api/sessions/{session_id}/history").json()
+    found: list[dict[str, Any]] = body["turns"]
+    return found
