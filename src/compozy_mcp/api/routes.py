@@ -229,6 +229,12 @@ class Routes:
                 args = await (_object_body(request) if required else _optional_body(request))
                 if operation.body_fields is not None:
                     _fields(args, operation.body_fields)
+                if "approval_token" in args and not isinstance(args["approval_token"], str):
+                    # a JSON null is no token: refused, never read as absent
+                    raise RequestBodyInvalid(
+                        'the request body field "approval_token" must be a string',
+                        reason=Reason.BODY_INVALID,
+                    )
                 for dropped in operation.body_drops:
                     args.pop(dropped, None)
             for field in operation.path_fields:

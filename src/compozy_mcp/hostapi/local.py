@@ -141,7 +141,7 @@ class LocalHost:
     async def _invoke(self, args: dict[str, Any], session: str | None) -> Payload:
         tool_id = args["tool_id"]
         token = args.get("approval_token")
-        if "approval_token" in args and not isinstance(token, str):
+        if token is not None and not isinstance(token, str):
             raise RequestBodyInvalid(
                 'the request body field "approval_token" must be a string',
                 reason=Reason.BODY_INVALID,
