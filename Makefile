@@ -60,12 +60,14 @@ tests: $(STAMP) node-deps browser-deps
 
 test: lint typecheck tests
 
-# The soak (about 10 minutes): 10,000 hostile calls against a daemon, kill -9 during write
-# bursts, and schemathesis against its OpenAPI document; figures in .soak/figures.json.
+# The soak (about 10 minutes): 20,000 hostile calls against a daemon (HTTP API, /mcp, a stdio
+# proxy), the inputs of issue 22, kill -9 during write bursts, and schemathesis against its
+# OpenAPI document; figures in .soak/figures.json, written into docs/reliability.md.
 soak: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,soak]'
 	rm -f .soak/figures.json
 	$(BIN)/pytest -m soak -s
+	$(BIN)/python -m tests.fuzz.soak_report
 
 # Catalog bytes, result bytes, call overhead, hook overhead, prompt round trip, Loop lint,
 # start-up of the CLI, the daemon's memory, streaming over HTTP (FastMCP is installed into .bench/ on first use), and with the real

@@ -29,6 +29,10 @@ REGISTRY = build_registry()
 NOT_FUZZED = ("compozy__hooks_create", "compozy__hooks_test")
 TOOLS = [tool.id for tool in REGISTRY if tool.id not in NOT_FUZZED]
 SESSION_FIELDS = ("session_id", "parent_session_id")
+#: seconds a waiting call (``session_wait``, a prompt or Loop run with ``wait``) may be asked to
+#: wait: a wait lasts as long as it was asked (a prompt to a session with no runtime bound stays
+#: queued, by design), so a valid ``timeout_seconds`` is drawn, or set, at most this
+WAIT_SECONDS = 2
 
 
 def _codes() -> frozenset[str]:
@@ -129,6 +133,8 @@ def hostile_input(draw: st.DrawFn, tool_id: str) -> Any:
     if shape == "anything":
         return draw(JSON)
     value: dict[str, Any] = dict(draw(_VALID[tool_id]))
+    if "timeout_seconds" in REGISTRY.get(tool_id).input_schema.get("properties", {}):
+        value["timeout_seconds"] = min(value.get("timeout_seconds", WAIT_SECONDS), WAIT_SECONDS)
     for name in SESSION_FIELDS:
         if name in value and draw(st.booleans()):
             value[name] = KnownSession(draw(st.integers(0, 49)))

@@ -1,5 +1,6 @@
-"""A target of hostile calls: one app or daemon, reached through an MCP client and an HTTP
-client, driven from hypothesis's thread through a blocking portal."""
+"""A target of hostile calls: one app or daemon, reached through an MCP client, an HTTP client
+and (the soak) an MCP client of a stdio proxy relaying it, driven from hypothesis's thread
+through a blocking portal."""
 
 from __future__ import annotations
 
@@ -28,25 +29,40 @@ class Target:
         self.sessions: list[str] = []
         self.mcp: Client | None = None
         self.http: httpx2.AsyncClient | None = None
+        #: a client of ``compozy proxy`` over stdio, when the target has one (the soak)
+        self.stdio: Client | None = None
         self.answers: dict[str, int] = {}
 
     def count(self, kind: str) -> None:
         self.answers[kind] = self.answers.get(kind, 0) + 1
 
-    async def call_mcp(self, tool_id: str, tool_input: Any) -> None:
-        assert self.mcp is not None
-        if not self.mcp_sends_surrogates and lone_surrogate_at(tool_input) is not None:
+    @property
+    def surfaces(self) -> list[str]:
+        """The surfaces this target is reached through, in a fixed order."""
+        return ["mcp", "http", *(["stdio"] if self.stdio is not None else [])]
+
+    async def call(self, surface: str, tool_id: str, tool_input: Any) -> None:
+        if surface == "http":
+            await self.call_http(tool_id, tool_input)
+        else:
+            await self.call_mcp(tool_id, tool_input, stdio=surface == "stdio")
+
+    async def call_mcp(self, tool_id: str, tool_input: Any, *, stdio: bool = False) -> None:
+        client, kind = (self.stdio, "stdio") if stdio else (self.mcp, "mcp")
+        assert client is not None
+        if (stdio or not self.mcp_sends_surrogates) and lone_surrogate_at(tool_input) is not None:
+            # the SDK's clients cannot encode a lone surrogate: such calls go over the HTTP API
             await self.call_http(tool_id, tool_input)
             return
         arguments = tool_input if isinstance(tool_input, dict) else {"value": tool_input}
-        result = await self.mcp.call_tool(tool_id, arguments)
+        result = await client.call_tool(tool_id, arguments)
         if result.is_error:
             assert isinstance(result.structured_content, dict), result
             assert typed_error(result.structured_content["error"]), result
-            self.count("mcp typed error")
+            self.count(f"{kind} typed error")
         else:
             assert isinstance(result.structured_content, dict), result
-            self.count("mcp result")
+            self.count(f"{kind} result")
             self._learn(result.structured_content)
 
     async def call_http(self, tool_id: str, tool_input: Any) -> None:
@@ -76,6 +92,5 @@ def fuzz_one(target: Target, data: st.DataObject) -> None:
     """Draw one hostile call (tool, input, surface) and make it."""
     tool_id = data.draw(st.sampled_from(TOOLS), label="tool")
     tool_input = resolve(data.draw(hostile_input(tool_id), label="input"), target.sessions)
-    surface = data.draw(st.sampled_from(["mcp", "http"]), label="surface")
-    call = target.call_mcp if surface == "mcp" else target.call_http
-    target.portal.call(call, tool_id, tool_input)
+    surface = data.draw(st.sampled_from(target.surfaces), label="surface")
+    target.portal.call(target.call, surface, tool_id, tool_input)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +20,7 @@ from compozy_mcp.api.responses import STATUS_BY_CODE
 from compozy_mcp.api.routes import MAX_BODY_BYTES
 from compozy_mcp.hostapi import bodies
 from compozy_mcp.hostapi.inputs import SESSION_CREATE, input_schema
-from compozy_mcp.hostapi.operation import Body, Operation, Param
+from compozy_mcp.hostapi.operation import Body, Kind, Operation, Param
 from compozy_mcp.hostapi.operations import (
     HEARTBEAT_OPERATIONS,
     INVOKE,
@@ -28,7 +29,7 @@ from compozy_mcp.hostapi.operations import (
     TASK_OPERATIONS,
 )
 from compozy_mcp.hostapi.wire import SESSION_HEADER
-from compozy_mcp.native import build_registry
+from compozy_mcp.native import build_registry, loop_tools
 from compozy_mcp.native.agent_tools import (
     AGENT_PROBLEM,
     AGENT_RECORD,
@@ -124,7 +125,11 @@ def schemas() -> dict[str, Schema]:
         "ProfileResponse": obj({"profile": ref("Profile")}),
         "ProfileAddRequest": stated(bodies.PROFILE_ADD),
         "McpServerList": SERVER_LIST_SCHEMA,
-        "ApprovalMintRequest": stated(bodies.APPROVAL_MINT),
+        # routes: the call's input or its digest ("instead of input")
+        "ApprovalMintRequest": {
+            **stated(bodies.APPROVAL_MINT),
+            **_one_of_fields({"required": ["input"]}, {"required": ["input_digest"]}),
+        },
         "ApprovalResponse": obj({"approval": bodies.APPROVAL}),
         "AgentList": obj({"agents": array(AGENT_RECORD), "problems": array(AGENT_PROBLEM)}),
         "TurnPayload": TURN_RECORD,
@@ -256,14 +261,18 @@ def _query(name: str, schema: Schema, description: str, *, required: bool = Fals
     }
 
 
-def _path(name: str, description: str) -> Schema:
+def _path(name: str, description: str, schema: Schema = STRING) -> Schema:
     return {
         "name": name,
         "in": "path",
         "required": True,
-        "schema": STRING,
+        "schema": schema,
         "description": description,
     }
+
+
+#: path ids the tools hold to a pattern
+ID_SCHEMAS: dict[str, Schema] = {"loop_id": loop_tools.LOOP_ID}
 
 
 def _json_body(schema: str) -> Schema:
@@ -314,17 +323,68 @@ def with_selection_rules(schema: Schema) -> Schema:
     return {**schema, "allOf": rules}
 
 
+def _one_of_fields(*alternatives: Schema) -> Schema:
+    return {"oneOf": list(alternatives)}
+
+
+def _without(*names: str) -> Schema:
+    return {"not": {"anyOf": [{"required": [name]} for name in names]}}
+
+
+#: what a tool's handler checks beyond its input schema (the rules between fields), said in
+#: the document so that no schema-valid request is refused: MCP clients refuse a tool schema
+#: with oneOf/anyOf at its top, so the tools' own schemas cannot carry them
+HANDLER_RULES: dict[str, Schema] = {
+    # loops: a stored Loop's id, or a definition (stored first, with its loop_id)
+    "compozy__loop_run": {"anyOf": [{"required": ["loop_id"]}, {"required": ["definition"]}]},
+    # native/hook_schema.py definition_problem: exactly one of command and url; headers are a
+    # webhook's
+    "compozy__hooks_create": _one_of_fields(
+        {"allOf": [{"required": ["command"]}, _without("url", "headers")]},
+        {"allOf": [{"required": ["url"]}, _without("command")]},
+    ),
+    # sessions/tasks.py review_submit: changes requested say what to change
+    "compozy__task_run_review_submit": {
+        "if": {"properties": {"decision": {"const": "request_changes"}}, "required": ["decision"]},
+        "then": {"required": ["comments"], "properties": {"comments": {"pattern": "\\S"}}},
+    },
+    # native/approval_tools.py _set: a session's permission mode, or a remembered approval
+    "compozy__tool_approvals_set": _one_of_fields(
+        {
+            "required": ["session_id", "permission_mode"],
+            "propertyNames": {"enum": ["session_id", "permission_mode", "result_view"]},
+        },
+        {
+            "allOf": [
+                {"required": ["tool_id", "decision"]},
+                _without("session_id", "permission_mode"),
+            ],
+            "dependentRequired": {"input": ["agent_name"], "input_digest": ["agent_name"]},
+        },
+    ),
+}
+
+
+def with_handler_rules(tool_id: str, schema: Schema) -> Schema:
+    """``schema`` with :data:`HANDLER_RULES` of ``tool_id`` added to its ``allOf``."""
+    rule = HANDLER_RULES.get(tool_id)
+    if rule is None:
+        return schema
+    return {**schema, "allOf": [*schema.get("allOf", ()), rule]}
+
+
 def _invoke_paths() -> dict[str, Any]:
     """One invoke operation per native tool, its body the tool's own input schema (the route
     is ``/api/tools/{tool_id}/invoke`` for any tool id)."""
     paths: dict[str, Any] = {}
     for tool in build_registry():
         schema = with_selection_rules(stated(dict(tool.input_schema)))
-        if tool.definition.scope_session_field:
+        schema = with_handler_rules(tool.id, schema)
+        field = tool.definition.scope_session_field
+        if field and field not in schema.get("required", ()):
             # the field a managed session may leave out (it is filled with the caller) is
             # required of the operator, which is who the HTTP API serves without the header
-            required = [*schema.get("required", ()), tool.definition.scope_session_field]
-            schema = {**schema, "required": required}
+            schema = {**schema, "required": [*schema.get("required", ()), field]}
         body = obj(
             {"input": schema},
             {
@@ -354,18 +414,29 @@ def _invoke_paths() -> dict[str, Any]:
 
 def _parameter(operation: Operation[Any], param: Param) -> Schema:
     """A query parameter: its schema is the declaration's, or the input field's it fills."""
-    schema = param.schema
-    if schema is None:
-        schema = stated(input_schema(operation.checked_as))["properties"][param.input_field]
+    field = stated(input_schema(operation.checked_as))["properties"].get(param.input_field, {})
+    # a declared schema is held to what the store holds too (64-bit integers)
+    schema = field if param.schema is None else stated(dict(param.schema))
+    items = field.get("items", {})
+    if param.kind is Kind.LIST and "enum" in items:
+        schema = _comma_separated(items["enum"])
     description = param.description or f"{operation.checked_as} input {param.input_field!r}."
     return _query(param.name, dict(schema), description, required=param.required)
 
 
+def _comma_separated(values: list[str]) -> Schema:
+    """A query value naming one or more of ``values``, comma-separated (empty items are
+    skipped, as the route skips them)."""
+    one = "(" + "|".join(re.escape(value) for value in values) + ")"
+    return {"type": "string", "pattern": f"^,*{one}(,+{one})*,*$"}
+
+
 def _operation(operation: Operation[Any]) -> Schema:
     """One operation's entry, from its declaration."""
-    parameters = [_path(field, ID_DESCRIPTIONS[field]) for field in operation.path_fields] + [
-        _parameter(operation, param) for param in operation.query
-    ]
+    parameters = [
+        _path(field, ID_DESCRIPTIONS[field], ID_SCHEMAS.get(field, STRING))
+        for field in operation.path_fields
+    ] + [_parameter(operation, param) for param in operation.query]
     if operation.as_session:
         parameters.append(SESSION_PARAM)
     spec: Schema = {"operationId": operation.operation_id, "summary": operation.summary}
@@ -425,7 +496,7 @@ def _task_schemas() -> dict[str, Schema]:
         tool = registry.get(operation.tool_id)
         schemas[operation.response] = dict(tool.definition.output_schema)
         if operation.request is not None:
-            schema = stated(dict(tool.input_schema))
+            schema = with_handler_rules(tool.id, stated(dict(tool.input_schema)))
             dropped = {"result_view", *operation.path_fields}
             properties = {k: v for k, v in schema["properties"].items() if k not in dropped}
             required = [name for name in schema.get("required", ()) if name in properties]

@@ -103,8 +103,12 @@ def _endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
     return endpoint
 
 
+#: an empty request body, told apart from a JSON ``null`` (which is not an object)
+_EMPTY = object()
+
+
 async def _body(request: Request) -> Any:
-    """The request body as JSON; ``None`` when it is empty."""
+    """The request body as JSON; :data:`_EMPTY` when it is empty."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise _too_large()
@@ -114,7 +118,7 @@ async def _body(request: Request) -> Any:
         if len(data) > MAX_BODY_BYTES:
             raise _too_large()
     if not data.strip():
-        return None
+        return _EMPTY
     try:
         return jsonutil.loads_request(bytes(data))
     except ValueError:
@@ -129,7 +133,7 @@ def _too_large() -> RequestTooLarge:
 
 async def _object_body(request: Request) -> dict[str, Any]:
     body = await _body(request)
-    if body is None:
+    if body is _EMPTY:
         raise RequestBodyInvalid(
             "the request body is empty; send a JSON object", reason=Reason.BODY_MISSING
         )
@@ -141,9 +145,9 @@ async def _object_body(request: Request) -> dict[str, Any]:
 
 
 async def _optional_body(request: Request) -> dict[str, Any]:
-    """A JSON object body, or ``{}`` when there is none."""
+    """A JSON object body, or ``{}`` when there is none (a JSON ``null`` is not an object)."""
     body = await _body(request)
-    if body is None:
+    if body is _EMPTY:
         return {}
     if not isinstance(body, dict):
         raise RequestBodyInvalid(
@@ -200,7 +204,8 @@ def _query_args(operation: Operation[Any], request: Request) -> dict[str, Any]:
         elif param.kind is Kind.BOOLEAN:
             value = _boolean(checked_as, param.name, text)
         elif param.kind is Kind.LIST:
-            value = [item for item in text.split(",") if item]
+            # an item named twice is named once (the tools take each once)
+            value = list(dict.fromkeys(item for item in text.split(",") if item))
         args[param.input_field] = value
     return args
 
@@ -224,6 +229,12 @@ class Routes:
                 args = await (_object_body(request) if required else _optional_body(request))
                 if operation.body_fields is not None:
                     _fields(args, operation.body_fields)
+                if "approval_token" in args and not isinstance(args["approval_token"], str):
+                    # a JSON null is no token: refused, never read as absent
+                    raise RequestBodyInvalid(
+                        'the request body field "approval_token" must be a string',
+                        reason=Reason.BODY_INVALID,
+                    )
                 for dropped in operation.body_drops:
                     args.pop(dropped, None)
             for field in operation.path_fields:
@@ -235,6 +246,13 @@ class Routes:
 
     async def events_endpoint(self, request: Request) -> Response:
         """JSON pages, or a Server-Sent Events stream when the client accepts one."""
+        until = request.query_params.get("until")
+        if until not in (None, "turn_end"):  # never read as absent
+            return error_response(
+                ToolInvalidInput.for_field(
+                    SESSION_EVENTS.checked_as, "until", 'must be "turn_end" when given'
+                )
+            )
         if not wants_stream(request.headers.get("accept", "")):
             return await _endpoint(self.handler(SESSION_EVENTS))(request)
         try:

@@ -23,13 +23,18 @@ from compozy_mcp.hooks.model import CODE, HOME, STORE, Hook
 from compozy_mcp.hooks.registry import HookSet
 from compozy_mcp.hooks.runlog import run_record, stats_record
 from compozy_mcp.hooks.sample import test_hook
-from compozy_mcp.native.hook_schema import FAILED_OUTCOMES, OUTCOMES, check_definition, normalized
+from compozy_mcp.native.hook_schema import (
+    FAILED_OUTCOMES,
+    OUTCOMES,
+    RUN_CURSOR,
+    check_definition,
+    normalized,
+)
 from compozy_mcp.native.registry import ToolRegistry
 from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.service import Sessions
 from compozy_mcp.store.base import HookRow, HookRunQuery, Store
 
-RUN_CURSOR = "r"
 DEFAULT_RUNS = 50
 
 T = TypeVar("T")

@@ -9,6 +9,7 @@ the same timeout, so it ends soon after).
 
 from __future__ import annotations
 
+import http.client
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -33,17 +34,17 @@ _OPENER = _no_redirects()
 
 
 def _post(url: str, headers: Mapping[str, str], data: bytes, timeout: float) -> Execution:
-    request = urllib.request.Request(
-        url,
-        data=data,
-        method="POST",
-        headers={
-            "Content-Type": "application/json",
-            "User-Agent": f"compozy-mcp/{__version__} hooks",
-            **headers,
-        },
-    )
     try:
+        request = urllib.request.Request(
+            url,
+            data=data,
+            method="POST",
+            headers={
+                "Content-Type": "application/json",
+                "User-Agent": f"compozy-mcp/{__version__} hooks",
+                **headers,
+            },
+        )
         with _OPENER.open(request, timeout=timeout) as response:
             body = response.read(MAX_OUTPUT_BYTES + 1)
             status = response.status
@@ -56,6 +57,12 @@ def _post(url: str, headers: Mapping[str, str], data: bytes, timeout: float) -> 
         cause = getattr(exc, "reason", exc)
         why = getattr(cause, "strerror", None) or type(cause).__name__
         return Execution(failure=f"could not be reached ({why})")
+    except (ValueError, http.client.InvalidURL):
+        # a URL or header http.client cannot send (a control character, "http://[", a header
+        # that is not Latin-1): the hook fails, as its on_error says; the call never does
+        return Execution(failure="could not be sent (its url or headers are not valid HTTP)")
+    except http.client.HTTPException as exc:
+        return Execution(failure=f"answered with no valid HTTP ({type(exc).__name__})")
     if len(body) > MAX_OUTPUT_BYTES:
         return Execution(unreadable=f"answered more than {MAX_OUTPUT_BYTES} bytes")
     if not 200 <= status < 300:

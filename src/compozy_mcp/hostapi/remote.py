@@ -212,6 +212,9 @@ class RemoteHost:
             params = operation.query_of(rest) or None
             answer = await self._request(operation.method, path, params=params, session=session)
         else:
+            if rest.get("approval_token", "") is None:
+                # no token is no field: the route refuses a null one (it is not a string)
+                rest = {name: value for name, value in rest.items() if name != "approval_token"}
             answer = await self._request(operation.method, path, body=rest, session=session)
         return cast(R, answer)
 

@@ -30,6 +30,8 @@ PRE_CALL = "tool.pre_call"
 POST_CALL = "tool.post_call"
 POST_ERROR = "tool.post_error"
 EVENTS = (PRE_CALL, POST_CALL, POST_ERROR)
+#: the letter of compozy__hooks_runs cursors (compozy_mcp.cursors)
+RUN_CURSOR = "r"
 
 #: seconds a hook may run unless it says otherwise, and the most it may ask for
 DEFAULT_TIMEOUT = 10.0

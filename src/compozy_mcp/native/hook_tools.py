@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from compozy_mcp.cursors import cursor_schema
 from compozy_mcp.errors import ToolDenied
 from compozy_mcp.native.context import ToolCall
 from compozy_mcp.native.hook_schema import (
@@ -29,6 +30,7 @@ from compozy_mcp.native.hook_schema import (
     POST_ERROR,
     PRE_CALL,
     PROBLEM,
+    RUN_CURSOR,
     RUN_RECORD,
     check_definition,
 )
@@ -386,7 +388,7 @@ def hook_tools() -> list[ToolDefinition]:
                         "maximum": 200,
                         "description": "Page size; default 50.",
                     },
-                    "cursor": described(STRING, "next_cursor of the previous page."),
+                    "cursor": cursor_schema(RUN_CURSOR),
                 }
             ),
             output_schema=obj({"runs": array(RUN_RECORD)}, {"next_cursor": STRING}),
