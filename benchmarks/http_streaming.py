@@ -1,7 +1,7 @@
 """What streaming over HTTP costs a call that streams nothing (issue 30).
 
 The proxy's HTTP app serves in the SDK's SSE mode, with compozy's middleware that answers in
-JSON when nothing was streamed (``compozy_mcp.proxy.streaming``). Before, it served in the SDK's
+JSON when nothing was streamed (``compozy_mcp.proxy._streaming``). Before, it served in the SDK's
 JSON mode, which cannot stream at all. Both serve the same ``ProxyServer`` here, each on a free
 loopback port (uvicorn, in this process), and an SDK client makes sequential
 ``compozy__session_status`` calls on each, in both protocol eras, the variants interleaved set

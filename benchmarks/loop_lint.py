@@ -17,8 +17,8 @@ import time
 from typing import Any
 
 from benchmarks.common import emit_json, machine, machine_line, median, percentile, table
-from compozy_mcp.loops.lint import lint
-from compozy_mcp.loops.source import load
+from compozy_mcp.loops._lint import lint
+from compozy_mcp.loops._source import load
 from compozy_mcp.native import build_registry
 
 DEFAULT_NODES = 500

@@ -21,7 +21,7 @@ from mcp.types import Tool
 
 from compozy_mcp.assembly import App
 from compozy_mcp.native.registry import RegisteredTool
-from compozy_mcp.proxy.listing import mcp_tool, risk_annotations
+from compozy_mcp.proxy._listing import mcp_tool, risk_annotations
 from compozy_mcp.proxy.server import ProxyServer
 
 META_OUTPUT_VIEWS = "compozy.dev/output_views"

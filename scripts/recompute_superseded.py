@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from compozy_mcp.jsonutil import schema_digest
-from compozy_mcp.loops import superseded
+from compozy_mcp.loops import _superseded as superseded
 from compozy_mcp.native import build_registry
 from compozy_mcp.views import SELECTOR_FIELD
 

@@ -16,7 +16,7 @@ from mcp.types import INVALID_PARAMS
 import compozy_mcp
 from compozy_mcp import errors
 from compozy_mcp.api.responses import STATUS_BY_CODE, status_for
-from compozy_mcp.cli.reporting import EXIT_BY_CODE, exit_code
+from compozy_mcp.cli._reporting import EXIT_BY_CODE, exit_code
 from compozy_mcp.codes import Code
 from compozy_mcp.errors import CompozyError
 from compozy_mcp.proxy.server import mcp_error

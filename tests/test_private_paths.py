@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from compozy_mcp.agents.announced import Announcements
-from compozy_mcp.runtime import orphans
+from compozy_mcp.agents._announced import Announcements
+from compozy_mcp.runtime import _orphans as orphans
 from compozy_mcp.upstream.connection import _log_file
 from compozy_mcp.upstream.status import Report, StatusBoard
 

@@ -16,7 +16,7 @@ ENV_PERMISSION_MODE = "COMPOZY_PERMISSION_MODE"
 ENV_STORE = "COMPOZY_STORE"
 #: the SQLite store's file, in the home
 DATABASE_FILE = "compozy.db"
-#: as in compozy_mcp.approvals.modes (this module sits below it)
+#: as in compozy_mcp.approvals._modes (this module sits below it)
 PERMISSION_MODES = ("default", "accept_edits", "bypass", "plan")
 
 

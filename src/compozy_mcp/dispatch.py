@@ -9,10 +9,10 @@ Steps, in order; any failure ends the call before the tool runs (except the last
 3. check the selector first (spec, Errors rows 1-3), then the rest of the input schema;
 4. ``tool.pre_call`` hooks, which may patch the input (re-checked from step 3) or deny; a
    patch that changes a pinned view fails with ``result_view_pinned``
-   (:mod:`compozy_mcp.hooks.engine` has the rules);
+   (:mod:`compozy_mcp.hooks._engine` has the rules);
 5. the sessions a call acts on: a managed session names only itself or a descendant
    (``session_not_in_scope``); a scope field it leaves out is filled with the caller;
-5a. approval (:mod:`compozy_mcp.approvals.service`): a call by a managed session that needs
+5a. approval (:mod:`compozy_mcp.approvals._service`): a call by a managed session that needs
    the operator's approval and has none ends in ``tool_approval_required`` with a prompt on
    the session (or uses the one-shot token sent with it);
 6. run the handler, which returns the full record;

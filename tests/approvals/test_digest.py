@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from compozy_mcp.approvals.digest import (
+from compozy_mcp.approvals._digest import (
     compact_digest,
     input_digest,
     is_digest,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from compozy_mcp.approvals.modes import Need, PermissionMode, need
+from compozy_mcp.approvals._modes import Need, PermissionMode, need
 from compozy_mcp.native.registry import Risk
 
 R, M, D, W = Risk.READ, Risk.MUTATING, Risk.DESTRUCTIVE, Risk.OPEN_WORLD

@@ -25,7 +25,7 @@ from tests.conftest import Caller
 from compozy_mcp import jsonutil
 from compozy_mcp.api.openapi import document
 from compozy_mcp.api.routes import api_app
-from compozy_mcp.approvals.digest import input_digest
+from compozy_mcp.approvals._digest import input_digest
 from compozy_mcp.assembly import App
 from compozy_mcp.errors import ToolDenied
 from compozy_mcp.hostapi.local import LocalHost

@@ -13,7 +13,7 @@ from tests import pg
 from tests.approvals.support import AGENT, RENAME, agent_session, pending, scope
 from tests.conftest import Caller
 
-from compozy_mcp.approvals.digest import input_digest
+from compozy_mcp.approvals._digest import input_digest
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import FixedClock

@@ -9,8 +9,8 @@ import pytest
 from benchmarks.loop_lint import generate
 from tests.benchmarks.bench_run import run_json
 
-from compozy_mcp.loops.lint import lint
-from compozy_mcp.loops.source import load
+from compozy_mcp.loops._lint import lint
+from compozy_mcp.loops._source import load
 from compozy_mcp.native import build_registry
 
 pytestmark = pytest.mark.bench

@@ -15,7 +15,7 @@ from tests.api.support import Daemon, Home, running_daemon
 from tests.board import support
 from tests.board.support import HOSTILE
 
-from compozy_mcp.board.app import TRANSCRIPT_PAGE
+from compozy_mcp.board._app import TRANSCRIPT_PAGE
 
 pytestmark = pytest.mark.browser
 

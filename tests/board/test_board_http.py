@@ -13,7 +13,7 @@ import pytest
 from tests.api.support import Daemon, Home, running_daemon
 from tests.board.support import HOSTILE, add_failing_hook, invoke, remember_hostile_grant
 
-from compozy_mcp.board.app import TRANSCRIPT_PAGE
+from compozy_mcp.board._app import TRANSCRIPT_PAGE
 
 pytestmark = pytest.mark.process
 

@@ -9,7 +9,7 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import Response
 
-from compozy_mcp.board.app import HOOK_RUNS_PAGE, Board
+from compozy_mcp.board._app import HOOK_RUNS_PAGE, Board
 from compozy_mcp.errors import CompozyError
 from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.local import LocalHost

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from compozy_mcp.board.render import (
+from compozy_mcp.board._render import (
     CARD_SUMMARY_CHARS,
     age,
     card,

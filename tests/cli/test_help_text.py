@@ -7,8 +7,8 @@ import re
 import pytest
 from tests.clirun import run_cli
 
+from compozy_mcp.cli._parsing import plain_text, subparsers
 from compozy_mcp.cli.main import build_parser
-from compozy_mcp.cli.parsing import plain_text, subparsers
 
 RST = re.compile(r"``|:(?:mod|class|func|meth|data|attr):`")
 PATHS = [path for path, _ in subparsers(build_parser())]

@@ -26,7 +26,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from tests.api.support import Home, compozy
 
-from compozy_mcp.cli.reporting import EXIT_NOT_FOUND, EXIT_SETUP, EXIT_USAGE
+from compozy_mcp.cli._reporting import EXIT_NOT_FOUND, EXIT_SETUP, EXIT_USAGE
 
 STRINGS = {"type": "array", "items": {"type": "string"}}
 ENV = {"type": "object", "additionalProperties": {"type": "string"}}

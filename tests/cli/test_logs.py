@@ -10,7 +10,7 @@ import logging
 
 import pytest
 
-from compozy_mcp.cli.logs import Handler, TextFormatter
+from compozy_mcp.cli._logs import Handler, TextFormatter
 
 
 def _record(message: str, exc: BaseException) -> logging.LogRecord:

@@ -15,11 +15,11 @@ from starlette.requests import Request
 from tests.api.support import Home, compozy
 
 from compozy_mcp.api.responses import wants_diagnostic
-from compozy_mcp.cli.examples import EXAMPLES
+from compozy_mcp.cli._examples import EXAMPLES
+from compozy_mcp.cli._output import Column, Style, style_of, table
+from compozy_mcp.cli._parsing import is_leaf, subparsers
+from compozy_mcp.cli._reporting import EXIT_CONFLICT, EXIT_USAGE
 from compozy_mcp.cli.main import build_parser
-from compozy_mcp.cli.output import Column, Style, style_of, table
-from compozy_mcp.cli.parsing import is_leaf, subparsers
-from compozy_mcp.cli.reporting import EXIT_CONFLICT, EXIT_USAGE
 from compozy_mcp.hostapi.wire import DIAGNOSTIC_HEADER
 
 MISSING = ("tool", "invoke", "compozy__session_status", "--input", "{}")

@@ -15,7 +15,7 @@ from tests.conftest import Caller
 from compozy_mcp.assembly import App
 from compozy_mcp.blocking import Offload
 from compozy_mcp.cluster import ClusterNode, DaemonIdentity
-from compozy_mcp.cluster.node import EVERY_LEASE_EXPIRED, session_key
+from compozy_mcp.cluster._node import EVERY_LEASE_EXPIRED, session_key
 from compozy_mcp.store.leases import LeaseRow
 
 pytestmark = [pytest.mark.anyio, pg.on_both_engines]

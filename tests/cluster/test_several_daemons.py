@@ -19,7 +19,7 @@ import pytest
 from tests.api.support import COMPOZY, Daemon
 from tests.cluster.support import children, one_store_daemons, turns, wait_for
 
-from compozy_mcp.runtime import procfs
+from compozy_mcp.runtime import _procfs as procfs
 
 pytestmark = pytest.mark.process
 

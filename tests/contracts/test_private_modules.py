@@ -48,3 +48,28 @@ def test_the_contract_is_broken_by_a_reach_in_and_kept_without_one() -> None:
     assert broken.metadata["reaches"] == [
         {"importer": outside[0], "imported": outside[1], "lines": ["3"]}
     ]
+
+
+def test_every_package_of_the_product_states_its_face_in_all() -> None:
+    """Issue 24, item 4: each package says what it offers (``__all__``), every name it lists
+    is there, and none of them is private."""
+    import importlib
+    import pkgutil
+
+    import compozy_mcp
+
+    packages = [compozy_mcp.__name__] + [
+        found.name
+        for found in pkgutil.walk_packages(compozy_mcp.__path__, "compozy_mcp.")
+        if found.ispkg
+    ]
+    assert len(packages) > 20
+    for name in packages:
+        package = importlib.import_module(name)
+        face = getattr(package, "__all__", None)
+        assert isinstance(face, list), name
+        assert face, name
+        for offered in face:
+            assert not (offered.startswith("_") and not offered.startswith("__")), (name, offered)
+            if not hasattr(package, offered):
+                importlib.import_module(f"{name}.{offered}")  # a public module of the package

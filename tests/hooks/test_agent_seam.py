@@ -10,7 +10,7 @@ from tests.hooks.support import Recorder
 
 from compozy_mcp.assembly import App
 from compozy_mcp.errors import HookDenied, ToolDenied
-from compozy_mcp.hooks.agent import AgentToolCall, fire_agent_tool_hooks
+from compozy_mcp.hooks._agent import AgentToolCall, fire_agent_tool_hooks
 
 pytestmark = pytest.mark.anyio
 

@@ -14,8 +14,8 @@ from tests.hooks.support import Webhook, write_hooks
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import scope_of
 from compozy_mcp.errors import ToolConflict
-from compozy_mcp.hooks.events import Caller as HookCaller
-from compozy_mcp.hooks.model import Matcher
+from compozy_mcp.hooks._events import Caller as HookCaller
+from compozy_mcp.hooks._model import Matcher
 
 pytestmark = pytest.mark.anyio
 

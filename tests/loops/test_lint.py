@@ -27,7 +27,7 @@ from tests.proxy.support import record, tool_error
 
 from compozy_mcp.assembly import App
 from compozy_mcp.errors import LoopInvalid
-from compozy_mcp.loops.lint import CODES
+from compozy_mcp.loops._lint import CODES
 
 pytestmark = pytest.mark.anyio
 

@@ -24,10 +24,10 @@ from compozy_mcp import jsonutil
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import CallScope, scope_of
 from compozy_mcp.errors import ToolDenied
+from compozy_mcp.store._migrations import MIGRATIONS
+from compozy_mcp.store._sqlite import SQLiteStore
 from compozy_mcp.store.loops import LoopRow
-from compozy_mcp.store.migrations import MIGRATIONS
 from compozy_mcp.store.sql import SQLITE, render_schema
-from compozy_mcp.store.sqlite import SQLiteStore
 
 pytestmark = pytest.mark.anyio
 

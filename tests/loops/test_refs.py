@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from compozy_mcp.loops import refs
+from compozy_mcp.loops import _refs as refs
 
 CONTEXT: dict[str, Any] = {
     "inputs": {"name": "o'hara", "tags": ["a", "b"], "count": 3, "empty": ""},

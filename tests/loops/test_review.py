@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compozy_mcp.loops import review
+from compozy_mcp.loops import _review as review
 
 CRITERIA = [{"id": "tests", "prompt": "Tests pass"}, {"id": "docs", "prompt": "Docs updated"}]
 

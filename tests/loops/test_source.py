@@ -7,7 +7,7 @@ import pytest
 import yaml
 from tests.loops.support import SPEC_EXAMPLE
 
-from compozy_mcp.loops.source import SourceError, load
+from compozy_mcp.loops._source import SourceError, load
 
 DOCUMENTS = [
     SPEC_EXAMPLE,

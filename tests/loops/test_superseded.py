@@ -12,7 +12,7 @@ from tests.loops.support import tool
 
 from compozy_mcp.assembly import App
 from compozy_mcp.jsonutil import schema_digest
-from compozy_mcp.loops import superseded
+from compozy_mcp.loops import _superseded as superseded
 from compozy_mcp.native import build_registry
 from compozy_mcp.store.loops import LoopRow, LoopRunRow
 from compozy_mcp.views import SELECTOR_FIELD
@@ -162,7 +162,7 @@ async def test_an_unknown_pre_view_digest_stays_and_goes_stale(app: App) -> None
 def test_a_run_pinned_before_views_on_session_events_still_pins_its_full_view() -> None:
     """The events schema declared its payload's kept fields later (issue 23): a run pinned
     before views keeps working, pinned to today's full contract."""
-    from compozy_mcp.loops.contracts import live_contract
+    from compozy_mcp.loops._contracts import live_contract
 
     registry = build_registry()
     tool_id = "compozy__session_events"

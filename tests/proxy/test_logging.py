@@ -74,7 +74,7 @@ async def test_lines_at_or_above_the_level_arrive_as_notifications(app: App) -> 
     assert set(levels[first:]) == {"error"}
     assert len(levels) - first == levels[:first].count("error")  # one follower, not two
     hook_line = next(line for line in received.lines if line.level == "warning")
-    assert hook_line.logger == "compozy_mcp.hooks.engine"
+    assert hook_line.logger == "compozy_mcp.hooks._engine"
     assert "compozy__tool_list" in str(hook_line.data)
 
 

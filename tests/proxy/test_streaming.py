@@ -13,13 +13,13 @@ import pytest
 from tests.proxy.support import INITIALIZE, Proxy, record, served_over_http
 
 from compozy_mcp.assembly import App
-from compozy_mcp.proxy.server import ProxyServer
-from compozy_mcp.proxy.streaming import (
+from compozy_mcp.proxy._streaming import (
     MCP_RESULT_CEILING,
     MESSAGE_OVERHEAD,
     SSE_EVENT_CAP,
     JsonUnlessStreamed,
 )
+from compozy_mcp.proxy.server import ProxyServer
 
 pytestmark = pytest.mark.anyio
 

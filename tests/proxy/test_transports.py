@@ -23,7 +23,7 @@ from tests.proxy.support import (
 )
 
 from compozy_mcp import net
-from compozy_mcp.cli.proxy import parse_address
+from compozy_mcp.cli._proxy import parse_address
 from compozy_mcp.errors import ConfigError, InvalidRequest
 
 pytestmark = [pytest.mark.process, pytest.mark.anyio]

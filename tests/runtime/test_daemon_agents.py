@@ -27,7 +27,7 @@ from tests.api.support import (
 from tests.clirun import run_cli
 from tests.waiting import wait_until
 
-from compozy_mcp.runtime import procfs
+from compozy_mcp.runtime import _procfs as procfs
 
 pytestmark = pytest.mark.process
 

@@ -20,7 +20,7 @@ from tests.conftest import Caller
 
 from compozy_mcp.assembly import open_app
 from compozy_mcp.config import Settings
-from compozy_mcp.runtime import procfs
+from compozy_mcp.runtime import _procfs as procfs
 
 pytestmark = [pytest.mark.process, pytest.mark.anyio]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from tests.api.support import Home, running_daemon
 
-from compozy_mcp.runtime import procfs
+from compozy_mcp.runtime import _procfs as procfs
 
 pytestmark = pytest.mark.process
 

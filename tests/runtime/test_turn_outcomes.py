@@ -13,7 +13,7 @@ from tests.conftest import Caller
 from tests.runtime.inprocess import InProcessLauncher
 
 from compozy_mcp.assembly import App
-from compozy_mcp.runtime.turn import TurnRecorder
+from compozy_mcp.runtime._turn import TurnRecorder
 from compozy_mcp.sessions.turn_record import SUMMARY_CHARS, turn_record
 from compozy_mcp.store.base import TranscriptTurn
 

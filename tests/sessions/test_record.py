@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 import pytest
 
+from compozy_mcp.sessions._record import badge_and_column
 from compozy_mcp.sessions.model import (
     Failure,
     Interaction,
@@ -16,7 +17,6 @@ from compozy_mcp.sessions.model import (
     SpawnBudget,
     Supervision,
 )
-from compozy_mcp.sessions.record import badge_and_column
 
 TS = "2026-11-10T14:02:11Z"
 

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compozy_mcp.skills import NAME_PATTERN, SkillService
-from compozy_mcp.skills.metadata import SHA256_MISMATCH, parse_skill
+from compozy_mcp.skills._metadata import SHA256_MISMATCH, parse_skill
 
 
 def write(root: Path, folder: str, content: str | bytes) -> Path:

@@ -18,8 +18,8 @@ from compozy_mcp.skills import (
     SKILL_VIEW_SCHEMA,
     SkillService,
 )
-from compozy_mcp.skills import discovery as discovery_module
-from compozy_mcp.skills.metadata import ParsedSkill, parse_skill
+from compozy_mcp.skills import _discovery as discovery_module
+from compozy_mcp.skills._metadata import ParsedSkill, parse_skill
 
 # imported by name: jsonschema ships no type information, and mypy --strict would refuse it
 jsonschema: Any = importlib.import_module("jsonschema")

@@ -15,7 +15,7 @@ import pytest
 import yaml  # noqa: F401 - loaded up front, so its lazy import is not an access under test
 
 from compozy_mcp.skills import SKILL_VIEW_SCHEMA, SkillNotFound, SkillService, SkillUnreadable
-from compozy_mcp.skills.fsguard import Refused, check_skill_file, read_checked
+from compozy_mcp.skills._fsguard import Refused, check_skill_file, read_checked
 
 jsonschema: Any = importlib.import_module("jsonschema")
 

@@ -15,7 +15,7 @@ import pytest
 from tests.store.rows import seed, workspace
 
 from compozy_mcp.errors import StoreBusy, StoreError
-from compozy_mcp.store.migrations import LATEST_VERSION, MIGRATIONS
+from compozy_mcp.store._migrations import LATEST_VERSION, MIGRATIONS
 from compozy_mcp.store.postgres import WRITE_LOCK, PostgresStore, redact
 from compozy_mcp.store.sql import POSTGRES, SQLITE, render_schema
 

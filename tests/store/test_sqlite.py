@@ -20,13 +20,13 @@ from tests.store.rows import NOW, session, workspace
 from compozy_mcp import jsonutil
 from compozy_mcp.errors import StoreError
 from compozy_mcp.store import SQLiteStore, Store
+from compozy_mcp.store._migrations import LATEST_VERSION, MIGRATIONS
 from compozy_mcp.store.base import (
     ArtifactRow,
     SessionQuery,
     SessionRow,
     StaleWrite,
 )
-from compozy_mcp.store.migrations import LATEST_VERSION, MIGRATIONS
 
 COMPOZY = Path(sys.executable).parent / "compozy"
 

@@ -15,7 +15,7 @@ from tests.api.support import Home, compozy
 from tests.store.daemons import daemon_on_store
 from tests.store.rows import NOW
 
-from compozy_mcp.cli.reporting import EXIT_OK
+from compozy_mcp.cli._reporting import EXIT_OK
 from compozy_mcp.store import SQLiteStore
 from compozy_mcp.store.base import (
     ApprovalGrantRow,

@@ -15,7 +15,7 @@ from compozy_mcp.assembly import App
 from compozy_mcp.calls import OPERATOR, CallScope
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.errors import ResourceNotFound, ToolConflict, ToolDenied, ToolInvalidInput
-from compozy_mcp.sessions.workspaces import DEFAULT_WORKSPACE_ID
+from compozy_mcp.sessions._workspaces import DEFAULT_WORKSPACE_ID
 
 pytestmark = pytest.mark.anyio
 

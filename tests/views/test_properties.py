@@ -11,6 +11,7 @@ from tests.tiers import examples
 
 from compozy_mcp.native import build_registry
 from compozy_mcp.native.registry import RegisteredTool
+from compozy_mcp.sessions._record import RecordContext, session_record
 from compozy_mcp.sessions.model import (
     AcpCaps,
     AvailableCommand,
@@ -30,7 +31,6 @@ from compozy_mcp.sessions.model import (
     Supervision,
     TurnActivity,
 )
-from compozy_mcp.sessions.record import RecordContext, session_record
 from compozy_mcp.sessions.record_schema import LINEAGE, RUNTIME, SESSION, SESSION_RESULT
 from compozy_mcp.store.base import ChildSummary, ProfileRow, WorkspaceRow
 from compozy_mcp.validation import compile_validator

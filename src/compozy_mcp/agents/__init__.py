@@ -1,1 +1,3 @@
 """Agent definitions and the agents that ship with compozy-mcp (the ``echo`` agent)."""
+
+__all__ = ["definitions"]

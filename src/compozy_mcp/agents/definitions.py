@@ -35,7 +35,7 @@ from typing import Any
 
 import yaml
 
-from compozy_mcp.agents.announced import Announcements
+from compozy_mcp.agents._announced import Announcements
 from compozy_mcp.validation import InputCheck, describe
 
 FILE_NAME = "agents.yaml"

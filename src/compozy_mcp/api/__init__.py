@@ -8,3 +8,5 @@
 The daemon (:mod:`compozy_mcp.daemon`) mounts it beside the hosted MCP endpoint. Importing this
 package loads nothing.
 """
+
+__all__ = ["auth", "openapi", "responses", "routes"]

@@ -20,8 +20,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from compozy_mcp import jsonutil
+from compozy_mcp.api._streams import event_stream, wants_stream
 from compozy_mcp.api.responses import error_response, wants_diagnostic
-from compozy_mcp.api.streams import event_stream, wants_stream
 from compozy_mcp.errors import (
     CompozyError,
     InternalError,

@@ -9,9 +9,9 @@ the answers, remembered grants, one-shot tokens and permission modes.
   tools, the Host API and the CLI do with approvals.
 """
 
-from compozy_mcp.approvals.answers import Answerer, Answerers
-from compozy_mcp.approvals.digest import input_digest
-from compozy_mcp.approvals.modes import PermissionMode
-from compozy_mcp.approvals.service import DECISIONS, Approvals
+from compozy_mcp.approvals._answers import Answerer, Answerers
+from compozy_mcp.approvals._digest import input_digest
+from compozy_mcp.approvals._modes import PermissionMode
+from compozy_mcp.approvals._service import DECISIONS, Approvals
 
 __all__ = ["DECISIONS", "Answerer", "Answerers", "Approvals", "PermissionMode", "input_digest"]

@@ -8,6 +8,6 @@ one server-sent event stream, woken by the runtime's own publish), both behind t
 Every mutation the page makes is a ``POST`` to the HTTP API (the Host API the CLI uses).
 """
 
-from compozy_mcp.board.app import OPEN_PATHS, board_routes
+from compozy_mcp.board._app import OPEN_PATHS, board_routes
 
 __all__ = ["OPEN_PATHS", "board_routes"]

@@ -17,29 +17,29 @@ from compozy_mcp.errors import CompozyError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from compozy_mcp.cli.context import Context
+    from compozy_mcp.cli._context import Context
 
 #: command name -> module in compozy_mcp.cli; the module registers the parser and runs it
 COMMAND_MODULES = {
-    "tool": "tool",
-    "proxy": "proxy",
-    "workspace": "workspace",
-    "profile": "workspace",
-    "session": "session",
-    "serve": "serve",
-    "mcp": "mcp",
-    "catalog": "release_note",
-    "store": "store",
-    "hooks": "hooks",
-    "agent": "agent",
-    "approvals": "approvals",
-    "completion": "completion",
-    "install": "install",
-    "loop": "loop",
-    "worktree": "worktree",
-    "task": "task",
-    "heartbeat": "heartbeat",
-    "open": "board",
+    "tool": "_tool",
+    "proxy": "_proxy",
+    "workspace": "_workspace",
+    "profile": "_workspace",
+    "session": "_session",
+    "serve": "_serve",
+    "mcp": "_mcp",
+    "catalog": "_release_note",
+    "store": "_store",
+    "hooks": "_hooks",
+    "agent": "_agent",
+    "approvals": "_approvals",
+    "completion": "_completion",
+    "install": "_install",
+    "loop": "_loop",
+    "worktree": "_worktree",
+    "task": "_task",
+    "heartbeat": "_heartbeat",
+    "open": "_board",
 }
 
 
@@ -47,8 +47,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of ``compozy``; with ``command`` (a key of :data:`COMMAND_MODULES`), one
     that knows that command's module only: a command line that names its command need not
     import the other modules (and what they import) nor build their ~700 arguments."""
-    from compozy_mcp.cli.examples import EXAMPLES
-    from compozy_mcp.cli.parsing import Parser, add_global_options, finish
+    from compozy_mcp.cli._examples import EXAMPLES
+    from compozy_mcp.cli._parsing import Parser, add_global_options, finish
 
     parser = Parser(
         prog="compozy",
@@ -73,7 +73,7 @@ def command_named(argv: Sequence[str]) -> str | None:
     """The command a command line names (its first word after the global options), or None
     when it names none the parser knows, or asks for help or the version first: then the
     whole parser answers (the list of commands, a suggestion for a misspelt one)."""
-    from compozy_mcp.cli.parsing import GLOBAL_OPTIONS
+    from compozy_mcp.cli._parsing import GLOBAL_OPTIONS
 
     takes_value = {
         flag for option in GLOBAL_OPTIONS if "action" not in option.options for flag in option.flags
@@ -92,8 +92,8 @@ def command_named(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = None) -> int:
     """Run one command. ``env`` is the environment commands read (``os.environ`` by default);
     nothing here writes to ``os.environ``."""
-    from compozy_mcp.cli.context import Context
-    from compozy_mcp.cli.logs import configure_logging
+    from compozy_mcp.cli._context import Context
+    from compozy_mcp.cli._logs import configure_logging
 
     env = os.environ if env is None else env
     words = sys.argv[1:] if argv is None else list(argv)
@@ -119,7 +119,7 @@ def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = N
         code: int = module.run(args, context)
         return code
     except CompozyError as error:
-        from compozy_mcp.cli.reporting import report
+        from compozy_mcp.cli._reporting import report
 
         return report(
             error,
@@ -140,7 +140,7 @@ def _hint(error: CompozyError, args: argparse.Namespace, context: Context | None
     """What the user probably meant, for an unknown tool or session id."""
     if context is None:
         return None
-    from compozy_mcp.cli.suggest import hint
+    from compozy_mcp.cli._suggest import hint
 
     return hint(error, args, context)
 

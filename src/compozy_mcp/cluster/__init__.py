@@ -9,7 +9,7 @@ killed with -9 stops renewing its leases; once they expire another daemon marks 
 cut off (as a restart does) and binds the session's agent again.
 """
 
-from compozy_mcp.cluster.identity import DaemonIdentity, daemon_identity
-from compozy_mcp.cluster.node import ClusterNode
+from compozy_mcp.cluster._identity import DaemonIdentity, daemon_identity
+from compozy_mcp.cluster._node import ClusterNode
 
 __all__ = ["ClusterNode", "DaemonIdentity", "daemon_identity"]

@@ -12,8 +12,8 @@ views.
   an ACP agent reports (the runtime's seam).
 """
 
-from compozy_mcp.hooks.engine import HookEngine
-from compozy_mcp.hooks.events import (
+from compozy_mcp.hooks._engine import HookEngine
+from compozy_mcp.hooks._events import (
     POST_CALL,
     POST_ERROR,
     PRE_CALL,
@@ -21,8 +21,8 @@ from compozy_mcp.hooks.events import (
     ToolHook,
     ToolReference,
 )
-from compozy_mcp.hooks.patches import Patch
-from compozy_mcp.hooks.tool_input import patched_input
+from compozy_mcp.hooks._patches import Patch
+from compozy_mcp.hooks._tool_input import patched_input
 
 __all__ = [
     "POST_CALL",

@@ -17,12 +17,12 @@ from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import Clock, timestamp
 from compozy_mcp.cursors import decode_cursor, encode_cursor
 from compozy_mcp.errors import ResourceNotFound, ToolConflict, ToolDenied
-from compozy_mcp.hooks.config import FILE_NAME, WORKSPACE_DIR
-from compozy_mcp.hooks.engine import HookEngine
-from compozy_mcp.hooks.model import CODE, HOME, STORE, Hook
+from compozy_mcp.hooks._config import FILE_NAME, WORKSPACE_DIR
+from compozy_mcp.hooks._engine import HookEngine
+from compozy_mcp.hooks._model import CODE, HOME, STORE, Hook
+from compozy_mcp.hooks._sample import test_hook
 from compozy_mcp.hooks.registry import HookSet
 from compozy_mcp.hooks.runlog import run_record, stats_record
-from compozy_mcp.hooks.sample import test_hook
 from compozy_mcp.native.hook_schema import (
     FAILED_OUTCOMES,
     OUTCOMES,

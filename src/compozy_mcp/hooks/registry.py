@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compozy_mcp.hooks.config import HookFile, Loaded, load
-from compozy_mcp.hooks.events import EVENTS, ToolHook
-from compozy_mcp.hooks.execution import InProcessRunner
-from compozy_mcp.hooks.model import CODE, STORE, Hook, Matcher
+from compozy_mcp.hooks._config import HookFile, Loaded, load
+from compozy_mcp.hooks._events import EVENTS, ToolHook
+from compozy_mcp.hooks._execution import InProcessRunner
+from compozy_mcp.hooks._model import CODE, STORE, Hook, Matcher
 from compozy_mcp.native.hook_schema import DEFAULT_TIMEOUT
 from compozy_mcp.store.base import HookRow, Store
 

@@ -12,6 +12,6 @@ The HTTP routes, the CLI and ``compozy mcp serve`` all run on a ``HostClient``, 
 the same answer in-process and against a daemon.
 """
 
-from compozy_mcp.hostapi.client import HostClient
+from compozy_mcp.hostapi._client import HostClient
 
 __all__ = ["HostClient"]

@@ -32,7 +32,7 @@ from compozy_mcp.calls import CallInfo, scope_of
 from compozy_mcp.errors import RequestBodyInvalid, ToolDenied, ToolNotFound
 from compozy_mcp.hostapi import bodies
 from compozy_mcp.hostapi import operations as ops
-from compozy_mcp.hostapi.client import McpServerListing, Payload
+from compozy_mcp.hostapi._client import McpServerListing, Payload
 from compozy_mcp.hostapi.inputs import TOOL_SEARCH, check
 from compozy_mcp.hostapi.operation import Operation, R
 from compozy_mcp.info.descriptors import descriptor

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compozy_mcp.hostapi import shapes as s
+from compozy_mcp.hostapi import _shapes as s
 from compozy_mcp.hostapi.operation import Body, Cli, Kind, Operation, Param
 
 STRING: dict[str, Any] = {"type": "string"}

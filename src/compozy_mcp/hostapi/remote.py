@@ -14,9 +14,9 @@ from urllib.parse import quote
 
 from compozy_mcp import jsonutil
 from compozy_mcp.errors import DaemonUnauthorized, DaemonUnreachable, RemoteError
-from compozy_mcp.hostapi import oneshot
-from compozy_mcp.hostapi.client import Payload
-from compozy_mcp.hostapi.oneshot import speaks
+from compozy_mcp.hostapi import _oneshot as oneshot
+from compozy_mcp.hostapi._client import Payload
+from compozy_mcp.hostapi._oneshot import speaks
 from compozy_mcp.hostapi.operation import Body, Operation, R
 from compozy_mcp.hostapi.target import Target
 from compozy_mcp.hostapi.wire import API_PREFIX, DIAGNOSTIC_HEADER, SESSION_HEADER
@@ -73,7 +73,7 @@ class RemoteHost:
     """A daemon's Host API. The HTTP client is made on first use, in the caller's event loop.
 
     ``oneshot``: the caller sends a request or two and exits (a CLI command): requests to a
-    plain-HTTP or socket daemon then go through :mod:`compozy_mcp.hostapi.oneshot`, which
+    plain-HTTP or socket daemon then go through :mod:`compozy_mcp.hostapi._oneshot`, which
     imports a third of what httpx2 does; an event stream still takes httpx2."""
 
     def __init__(

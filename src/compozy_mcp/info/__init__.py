@@ -1,1 +1,3 @@
 """Contracts: tool descriptors, digests, the catalog and its search."""
+
+__all__ = ["catalog", "descriptors", "external"]

@@ -37,15 +37,16 @@ from compozy_mcp.errors import (
     ToolDenied,
     ToolInvalidInput,
 )
-from compozy_mcp.loops import contracts, ownership, superseded
-from compozy_mcp.loops.definitions import LoopDefinitions
-from compozy_mcp.loops.kinds import input_schema
-from compozy_mcp.loops.limits import LoopLimits
-from compozy_mcp.loops.lint import errors
-from compozy_mcp.loops.model import ERROR, WARNING, Definition
-from compozy_mcp.loops.records import run_record
-from compozy_mcp.loops.run_records import RunRecords
-from compozy_mcp.loops.runner import (
+from compozy_mcp.loops import _contracts as contracts
+from compozy_mcp.loops import _ownership as ownership
+from compozy_mcp.loops import _superseded as superseded
+from compozy_mcp.loops._definitions import LoopDefinitions
+from compozy_mcp.loops._kinds import input_schema
+from compozy_mcp.loops._lint import errors
+from compozy_mcp.loops._model import ERROR, WARNING, Definition
+from compozy_mcp.loops._records import run_record
+from compozy_mcp.loops._run_records import RunRecords
+from compozy_mcp.loops._runner import (
     CANCELLED,
     ENDED,
     FAILED,
@@ -62,6 +63,7 @@ from compozy_mcp.loops.runner import (
     safe_to_repeat,
     shielded,
 )
+from compozy_mcp.loops.limits import LoopLimits
 from compozy_mcp.native.registry import ToolRegistry
 from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.service import Sessions

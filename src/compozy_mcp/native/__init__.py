@@ -9,16 +9,16 @@ from compozy_mcp.native.registry import RegisteredTool, Risk, ToolDefinition, To
 
 def native_tools() -> list[ToolDefinition]:
     """Every native tool, in catalog order."""
+    from compozy_mcp.native._artifact_tools import artifact_tools
+    from compozy_mcp.native._heartbeat_tools import heartbeat_tools
+    from compozy_mcp.native._hook_tools import hook_tools
+    from compozy_mcp.native._skill_tools import skill_tools
+    from compozy_mcp.native._task_tools import task_tools
     from compozy_mcp.native.agent_tools import agent_tools
     from compozy_mcp.native.approval_tools import approval_tools
-    from compozy_mcp.native.artifact_tools import artifact_tools
     from compozy_mcp.native.contract_tools import contract_tools
-    from compozy_mcp.native.heartbeat_tools import heartbeat_tools
-    from compozy_mcp.native.hook_tools import hook_tools
     from compozy_mcp.native.loop_tools import loop_tools
     from compozy_mcp.native.session_tools import session_tools
-    from compozy_mcp.native.skill_tools import skill_tools
-    from compozy_mcp.native.task_tools import task_tools
     from compozy_mcp.native.worktree_tools import worktree_tools
 
     return [

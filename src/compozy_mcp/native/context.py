@@ -88,7 +88,7 @@ class ApprovalAdmin(Protocol):
 
 class LoopAdmin(Protocol):
     """Loops: definitions and runs (implemented above this layer, in ``loops``). Records are
-    the shapes of :mod:`compozy_mcp.loops.records`; ``definition`` is the Loop document as
+    the shapes of :mod:`compozy_mcp.loops._records`; ``definition`` is the Loop document as
     YAML or JSON text, or as an object."""
 
     async def validate(self, call: CallInfo, definition: Any) -> dict[str, Any]:
@@ -117,7 +117,7 @@ class LoopAdmin(Protocol):
 class AgentAdmin(Protocol):
     """The agents sessions run and their turns (implemented above this layer, in ``runtime``).
 
-    Turn records are :func:`compozy_mcp.runtime.turn.turn_record`'s; a session the call may
+    Turn records are :func:`compozy_mcp.runtime._turn.turn_record`'s; a session the call may
     not read is refused as for any session tool."""
 
     def agents(self, workspace_path: str | None = None) -> AgentCatalog: ...

@@ -1,5 +1,5 @@
 """The schemas and views of the Loop records (a definition version, a run, a lint item); the
-records are built in :mod:`compozy_mcp.loops.records`.
+records are built in :mod:`compozy_mcp.loops._records`.
 
 A run's compact view keeps what a caller must act on: the run's identity and status, its error,
 and per node the id, kind, status, error and the gate (criterion prompts included: spec,

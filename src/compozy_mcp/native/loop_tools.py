@@ -1,7 +1,7 @@
 """The Loop tools, ``compozy__loop_*``: lint, store and run Loops, read and answer their runs.
 
 Who may act: a Loop belongs to who stored its first version (the operator, or a session and
-with it its ancestors; see :mod:`compozy_mcp.loops.ownership`). ``validate`` is open to every
+with it its ancestors; see :mod:`compozy_mcp.loops._ownership`). ``validate`` is open to every
 caller its policy allows; ``create`` (of a new version), ``list``, ``inspect`` and ``run`` act
 only on Loops the caller or one of its descendants owns (the operator: every Loop): another
 tree's Loop is refused with ``tool_denied`` / ``loop_not_in_scope`` and left out of ``list``. A

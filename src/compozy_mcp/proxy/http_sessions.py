@@ -36,8 +36,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from compozy_mcp.proxy.streaming import JsonUnlessStreamed
-from compozy_mcp.proxy.valid_json import RepresentableJson
+from compozy_mcp.proxy._streaming import JsonUnlessStreamed
+from compozy_mcp.proxy._valid_json import RepresentableJson
 
 log = logging.getLogger(__name__)
 

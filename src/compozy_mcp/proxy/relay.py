@@ -50,10 +50,10 @@ from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.remote import RemoteHost, daemon_http_client
 from compozy_mcp.hostapi.target import Target
 from compozy_mcp.hostapi.wire import SESSION_HEADER
-from compozy_mcp.proxy.asking import RequestAsker
+from compozy_mcp.proxy._asking import RequestAsker
+from compozy_mcp.proxy._notify import ToolsChanged
+from compozy_mcp.proxy._paging import Pages
 from compozy_mcp.proxy.discovery import TOOL_CALL, TOOL_CALL_SCHEMA, Discovery, search_listing
-from compozy_mcp.proxy.notify import ToolsChanged
-from compozy_mcp.proxy.paging import Pages
 from compozy_mcp.proxy.server import (
     CHANGING_CATALOG_TTL_MS,
     META_APPROVAL_TOKEN,

@@ -41,7 +41,14 @@ from compozy_mcp.errors import (
 )
 from compozy_mcp.hostapi.wire import SESSION_HEADER
 from compozy_mcp.native.registry import RegisteredTool
-from compozy_mcp.proxy.asking import RequestAsker
+from compozy_mcp.proxy._asking import RequestAsker
+from compozy_mcp.proxy._elicit import ask_person
+from compozy_mcp.proxy._forwarding import UpstreamCall
+from compozy_mcp.proxy._listing import mcp_tool
+from compozy_mcp.proxy._logs import McpLogs
+from compozy_mcp.proxy._notify import ToolsChanged
+from compozy_mcp.proxy._paging import Pages
+from compozy_mcp.proxy._streaming import MCP_RESULT_CEILING, MESSAGE_OVERHEAD, SSE_EVENT_CAP
 from compozy_mcp.proxy.discovery import (
     TOOL_CALL,
     TOOL_CALL_CHECK,
@@ -49,13 +56,6 @@ from compozy_mcp.proxy.discovery import (
     Discovery,
     search_listing,
 )
-from compozy_mcp.proxy.elicit import ask_person
-from compozy_mcp.proxy.forwarding import UpstreamCall
-from compozy_mcp.proxy.listing import mcp_tool
-from compozy_mcp.proxy.logs import McpLogs
-from compozy_mcp.proxy.notify import ToolsChanged
-from compozy_mcp.proxy.paging import Pages
-from compozy_mcp.proxy.streaming import MCP_RESULT_CEILING, MESSAGE_OVERHEAD, SSE_EVENT_CAP
 from compozy_mcp.reasons import Reason
 from compozy_mcp.upstream.asking import Declared
 from compozy_mcp.upstream.supervisor import Upstream, Upstreams

@@ -35,7 +35,7 @@ async def serve_stdio(
     ``around`` open (upstream servers, a daemon connection). A client that goes away while
     calls are in flight (its end of stdout closed) ends the proxy cleanly too: nobody is left
     to answer. SIGTERM is heard from the start, ``around``'s own start-up included."""
-    from compozy_mcp.proxy.stdio import stdio_streams
+    from compozy_mcp.proxy._stdio import stdio_streams
 
     try:
         async with anyio.create_task_group() as group:

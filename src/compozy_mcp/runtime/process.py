@@ -12,7 +12,7 @@ waited for it (a bind holding its session's lock) with it. Ending an agent close
 here whatever holds their other ends.
 
 Each group started is noted in ``$COMPOZY_HOME/run/agents`` until it ended
-(:mod:`compozy_mcp.runtime.orphans`), so that a process killed before it could end its agents
+(:mod:`compozy_mcp.runtime._orphans`), so that a process killed before it could end its agents
 leaves nothing the next one does not end.
 """
 
@@ -33,7 +33,7 @@ from typing import Protocol
 
 from compozy_mcp.agents.definitions import AgentDefinition
 from compozy_mcp.childenv import child_environment
-from compozy_mcp.runtime import orphans
+from compozy_mcp.runtime import _orphans as orphans
 
 #: the logger of agents' stderr lines
 agent_log = logging.getLogger("compozy_mcp.agent")
@@ -42,7 +42,7 @@ STDERR_LINE_BYTES = 4096
 #: bytes of stderr a failure report quotes
 STDERR_TAIL_BYTES = 2048
 #: what the stdout reader buffers at most beyond one frame (the frame limit is the channel's:
-#: :mod:`compozy_mcp.runtime.framing`)
+#: :mod:`compozy_mcp.runtime._framing`)
 READ_BUFFER_BYTES = 64 * 1024
 #: how long a killed agent may take to be reaped (SIGKILL cannot be ignored; this bounds a
 #: process stuck in the kernel)

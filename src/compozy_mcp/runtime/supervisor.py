@@ -37,11 +37,11 @@ from compozy_mcp.clock import timestamp
 from compozy_mcp.config import Settings
 from compozy_mcp.errors import LimitExceeded, ResourceNotFound, ToolConflict
 from compozy_mcp.reasons import Reason
-from compozy_mcp.runtime import orphans
-from compozy_mcp.runtime.event_log import EventLog
-from compozy_mcp.runtime.hints import hint
+from compozy_mcp.runtime import _orphans as orphans
+from compozy_mcp.runtime._event_log import EventLog
+from compozy_mcp.runtime._hints import hint
+from compozy_mcp.runtime._turn import TurnRecorder
 from compozy_mcp.runtime.process import Launcher, ProcessTransport, SubprocessLauncher
-from compozy_mcp.runtime.turn import TurnRecorder
 from compozy_mcp.sessions.model import AcpCaps, AvailableCommand, Interaction
 from compozy_mcp.sessions.runtime import (
     BindFailed,
@@ -54,8 +54,8 @@ from compozy_mcp.sessions.turn_record import TERMINAL, turn_record
 from compozy_mcp.store.base import SessionEventRow, TranscriptTurn
 
 if TYPE_CHECKING:
-    from compozy_mcp.runtime.connection import AgentConnection
-    from compozy_mcp.runtime.placement import Placement
+    from compozy_mcp.runtime._connection import AgentConnection
+    from compozy_mcp.runtime._placement import Placement
     from compozy_mcp.runtime.process import AgentTransport
     from compozy_mcp.sessions.service import Sessions
 
@@ -187,7 +187,7 @@ class AgentRuntime:
             raise BindFailed("configure_failed", f"the agent refused the selection: {exc}") from exc
 
     async def _launch(self, ticket: BindTicket, agent: AgentDefinition, effective: Any) -> Binding:
-        from compozy_mcp.runtime.connection import AgentConnection
+        from compozy_mcp.runtime._connection import AgentConnection
 
         command = " ".join([agent.command, *agent.args])
         if not self._reaped:  # what a killed process of this home left running goes first
@@ -255,7 +255,7 @@ class AgentRuntime:
         )
 
     async def _handshake(self, live: LiveAgent, ticket: BindTicket, effective: Any) -> Any:
-        from compozy_mcp.runtime.connection import session_mcp_server
+        from compozy_mcp.runtime._connection import session_mcp_server
 
         servers = (
             [session_mcp_server(ticket.session_id, str(self._settings.home), live.agent.discovery)]
@@ -319,7 +319,7 @@ class AgentRuntime:
         self, agent: AgentDefinition, options: dict[str, tuple[str, tuple[str, ...]]]
     ) -> None:
         """Remember the models and efforts an agent offered (``compozy agent list``)."""
-        from compozy_mcp.runtime.connection import EFFORT_CATEGORY, MODEL_CATEGORY
+        from compozy_mcp.runtime._connection import EFFORT_CATEGORY, MODEL_CATEGORY
 
         models = list(options.get(MODEL_CATEGORY, ("", ()))[1])
         efforts = list(options.get(EFFORT_CATEGORY, ("", ()))[1])
@@ -555,7 +555,7 @@ class AgentRuntime:
     async def on_update(self, live: LiveAgent, update: Any) -> None:
         kind = getattr(update, "session_update", "")
         if kind == "available_commands_update":
-            from compozy_mcp.runtime.connection import commands_of
+            from compozy_mcp.runtime._connection import commands_of
 
             live.commands = commands_of(update)
             if live.bound:

@@ -31,7 +31,7 @@ from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import Clock, timestamp
 from compozy_mcp.errors import CompozyError, ResourceNotFound, ToolInvalidInput
-from compozy_mcp.sessions.heartbeat_schedule import cron_problem, in_quiet_hours, next_wake
+from compozy_mcp.sessions._heartbeat_schedule import cron_problem, in_quiet_hours, next_wake
 from compozy_mcp.sessions.ledger import SessionLedger
 from compozy_mcp.sessions.model import PermissionPolicy
 from compozy_mcp.store.heartbeats import HeartbeatRow

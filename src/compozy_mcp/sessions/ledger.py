@@ -20,8 +20,8 @@ from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import Clock, parse_timestamp, timestamp
 from compozy_mcp.errors import ResourceNotFound, StaleFence, ToolConflict
 from compozy_mcp.reasons import Reason
+from compozy_mcp.sessions._record import RecordContext, session_record
 from compozy_mcp.sessions.model import Diagnostic, QueuedPrompt, SessionState, StopCause
-from compozy_mcp.sessions.record import RecordContext, session_record
 from compozy_mcp.store.base import (
     ChildSummary,
     ProfileRow,

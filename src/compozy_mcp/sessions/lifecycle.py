@@ -13,6 +13,7 @@ from compozy_mcp.calls import CallInfo
 from compozy_mcp.cursors import decode_cursor, encode_cursor
 from compozy_mcp.errors import ResourceNotFound, ToolConflict
 from compozy_mcp.reasons import Reason
+from compozy_mcp.sessions._workspaces import DEFAULT_PROFILE, DEFAULT_WORKSPACE_ID
 from compozy_mcp.sessions.ledger import Record, SessionLedger, new_id, session_row
 from compozy_mcp.sessions.model import (
     Lineage,
@@ -22,7 +23,6 @@ from compozy_mcp.sessions.model import (
     SpawnBudget,
     Supervision,
 )
-from compozy_mcp.sessions.workspaces import DEFAULT_PROFILE, DEFAULT_WORKSPACE_ID
 from compozy_mcp.store.base import (
     DeletedCounts,
     SessionQuery,

@@ -42,14 +42,16 @@ from compozy_mcp.errors import (
     WorktreeUnavailable,
 )
 from compozy_mcp.reasons import Reason
+from compozy_mcp.sessions._binding import RuntimeBinding
+from compozy_mcp.sessions._events import SessionEvents
+from compozy_mcp.sessions._record import session_directory
+from compozy_mcp.sessions._turns import TurnLedger
+from compozy_mcp.sessions._workspaces import DEFAULT_WORKSPACE_ID, Workspaces
 from compozy_mcp.sessions.access import Access
-from compozy_mcp.sessions.binding import RuntimeBinding
-from compozy_mcp.sessions.events import SessionEvents
 from compozy_mcp.sessions.interactions import Interactions
 from compozy_mcp.sessions.ledger import Fences, Record, SessionLedger, new_id, require_open
 from compozy_mcp.sessions.lifecycle import Lifecycle, SessionFilter, SessionPage
 from compozy_mcp.sessions.model import PermissionPolicy, PullRequest, Selection, SessionState
-from compozy_mcp.sessions.record import session_directory
 from compozy_mcp.sessions.runtime import (
     BindFailed,
     Binding,
@@ -58,8 +60,6 @@ from compozy_mcp.sessions.runtime import (
     checked_selection,
 )
 from compozy_mcp.sessions.spawning import Spawner, SpawnRequest
-from compozy_mcp.sessions.turns import TurnLedger
-from compozy_mcp.sessions.workspaces import DEFAULT_WORKSPACE_ID, Workspaces
 from compozy_mcp.sessions.worktrees import MergeMode, SessionWorktrees
 from compozy_mcp.store.base import (
     ProfileRow,

@@ -30,8 +30,8 @@ from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import Clock, timestamp
 from compozy_mcp.errors import ResourceNotFound, ToolConflict, ToolDenied, ToolInvalidInput
+from compozy_mcp.sessions._workspaces import DEFAULT_WORKSPACE_ID
 from compozy_mcp.sessions.ledger import new_id
-from compozy_mcp.sessions.workspaces import DEFAULT_WORKSPACE_ID
 from compozy_mcp.store import Store
 from compozy_mcp.store.base import StoreReader, StoreWriter
 from compozy_mcp.store.tasks import (

@@ -31,8 +31,8 @@ from compozy_mcp.errors import (
     WorktreeUnavailable,
 )
 from compozy_mcp.reasons import Reason
+from compozy_mcp.sessions._record import worktree_summary
 from compozy_mcp.sessions.ledger import SessionLedger, new_id
-from compozy_mcp.sessions.record import worktree_summary
 from compozy_mcp.store.base import StoreReader, WorkspaceRow
 from compozy_mcp.store.worktrees import WorktreeQuery, WorktreeRow
 from compozy_mcp.worktrees import diff

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compozy_mcp.skills.fsguard import MAX_LISTED_FILES
+from compozy_mcp.skills._fsguard import MAX_LISTED_FILES
 
 DIAGNOSTICS_SCHEMA: dict[str, Any] = {
     "type": "object",

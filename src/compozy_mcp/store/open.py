@@ -40,6 +40,6 @@ def open_store(spec: str | None, home: Path, *, busy_timeout_ms: int) -> Store:
         from compozy_mcp.store.postgres import PostgresStore
 
         return PostgresStore(url, busy_timeout_ms=busy_timeout_ms)
-    from compozy_mcp.store.sqlite import SQLiteStore
+    from compozy_mcp.store._sqlite import SQLiteStore
 
     return SQLiteStore(home / DATABASE_FILE, busy_timeout_ms=busy_timeout_ms)

@@ -40,11 +40,11 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from compozy_mcp.errors import StoreBusy, StoreError
+from compozy_mcp.store._schema import migrate, schema_version
+from compozy_mcp.store._sql_reader import SQLReader
+from compozy_mcp.store._sql_writer import SQLWriter
 from compozy_mcp.store.base import Store, StoreReader, StoreSize, StoreWriter
-from compozy_mcp.store.schema import migrate, schema_version
 from compozy_mcp.store.sql import POSTGRES, ConstraintViolation, SQLCursor
-from compozy_mcp.store.sql_reader import SQLReader
-from compozy_mcp.store.sql_writer import SQLWriter
 
 #: how long a write waits for the other writers, by default (as SQLite's store)
 BUSY_TIMEOUT_MS = 5_000

@@ -49,8 +49,8 @@ def migrate_to_postgres(source: Path, url: str, *, busy_timeout_ms: int) -> Tran
     """Copy the SQLite store at ``source`` into the empty PostgreSQL database at ``url``."""
     import psycopg
 
+    from compozy_mcp.store._sqlite import SQLiteStore
     from compozy_mcp.store.postgres import WRITE_LOCK, PostgresStore, redact
-    from compozy_mcp.store.sqlite import SQLiteStore
 
     if not source.exists():
         raise ConfigError(f"there is no SQLite store to migrate at {source}")

@@ -8,3 +8,5 @@
 
 Importing this package, :mod:`.config` or :mod:`.status` loads no MCP SDK.
 """
+
+__all__ = ["asking", "config", "connection", "defined", "http", "probe", "status", "supervisor"]

@@ -33,11 +33,11 @@ from pydantic import ValidationError
 from compozy_mcp.errors import CompozyError, ConfigError
 from compozy_mcp.private_paths import open_private_append, private_dirs
 from compozy_mcp.reasons import Reason
-from compozy_mcp.upstream import extensions
+from compozy_mcp.upstream import _extensions as extensions
+from compozy_mcp.upstream._stdio import stdio_server
 from compozy_mcp.upstream.asking import NO_CAPABILITY, Askers, Declared
 from compozy_mcp.upstream.config import ServerDefinition, Transport
 from compozy_mcp.upstream.http import UNREACHABLE, AnsweringTransport
-from compozy_mcp.upstream.stdio import stdio_server
 
 log = logging.getLogger(__name__)
 

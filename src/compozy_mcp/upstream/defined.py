@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from compozy_mcp.upstream._extensions import discovered
 from compozy_mcp.upstream.config import ServerDefinition, user_file, workspace_file
-from compozy_mcp.upstream.extensions import discovered
 
 
 def defined(home: Path, workspace: Path | None) -> dict[str, ServerDefinition]:

@@ -1,8 +1,8 @@
 """Result views: the selector, the declarative compact mask, projection and derived contracts."""
 
+from compozy_mcp.views._spec import CompiledViews, ViewContract, ViewSpec, compile_views
 from compozy_mcp.views.mask import KEEP, Each, Fields, ListRule, project
 from compozy_mcp.views.selector import DEFAULT_VIEW, SELECTOR_FIELD, ResultView, select_view
-from compozy_mcp.views.spec import CompiledViews, ViewContract, ViewSpec, compile_views
 
 __all__ = [
     "DEFAULT_VIEW",
