@@ -45,6 +45,9 @@ PRE_VIEW_DEFINITION = {
 #: an event's open payload that compact keeps); the record, and the table's digest of the
 #: contract runs pinned before views, are unchanged
 DESCRIBED_SINCE = {"compozy__session_events"}
+#: tools whose input has since been held to more (issue 22: a hooks_runs cursor to the cursor
+#: pattern); the table keeps the digest runs pinned before views, as it must
+INPUT_NARROWED_SINCE = {"compozy__hooks_runs"}
 
 
 def test_the_table_holds_each_tools_contract_before_views() -> None:
@@ -59,7 +62,8 @@ def test_the_table_holds_each_tools_contract_before_views() -> None:
         before["properties"] = {
             k: v for k, v in before["properties"].items() if k != SELECTOR_FIELD
         }
-        assert input_digest == schema_digest(before), tool_id
+        if tool_id not in INPUT_NARROWED_SINCE:
+            assert input_digest == schema_digest(before), tool_id
         assert live.views is not None
         if tool_id not in DESCRIBED_SINCE:
             assert output_digest == live.views.full.digest, tool_id
