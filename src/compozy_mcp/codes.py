@@ -40,11 +40,3 @@ class Code(StrEnum):
     TOOL_RESULT_PERSISTENCE_FAILED = "tool_result_persistence_failed"
     UNAUTHORIZED = "unauthorized"
     WORKTREE_UNAVAILABLE = "worktree_unavailable"
-
-    @classmethod
-    def of(cls, text: str, default: Code) -> Code:
-        """The code named ``text`` (a daemon's, say), or ``default`` when it names none known."""
-        try:
-            return cls(text)
-        except ValueError:
-            return default

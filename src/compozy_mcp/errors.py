@@ -67,7 +67,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from compozy_mcp.codes import Code
-from compozy_mcp.reasons import NOT_FOUND_BY_KIND, Reason
+from compozy_mcp.reasons import NOT_FOUND_BY_KIND, Reason, named
 
 
 def scrub(text: str) -> str:
@@ -532,8 +532,8 @@ class RemoteError(CompozyError):
     def __init__(self, payload: Mapping[str, Any], status: int) -> None:
         super().__init__(
             str(payload.get("message", "")),
-            reason=Reason.of(str(payload.get("reason", "")), Reason.INTERNAL_ERROR),
-            code=Code.of(str(payload.get("code", "")), Code.INTERNAL_ERROR),
+            reason=named(Reason, str(payload.get("reason", "")), Reason.INTERNAL_ERROR),
+            code=named(Code, str(payload.get("code", "")), Code.INTERNAL_ERROR),
         )
         self._payload = dict(payload)
         self.status = status

@@ -8,6 +8,9 @@ string literal. ``Reason`` is a ``StrEnum``: a member is its string, on every su
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TypeVar
+
+Named = TypeVar("Named", bound=StrEnum)
 
 
 class Reason(StrEnum):
@@ -176,14 +179,6 @@ class Reason(StrEnum):
     RUN_CANCELLED = "run_cancelled"
     REFERENCE_RENDER_FAILED = "reference_render_failed"
 
-    @classmethod
-    def of(cls, text: str, default: Reason) -> Reason:
-        """The reason named ``text`` (a daemon's, say), or ``default`` when it names none known."""
-        try:
-            return cls(text)
-        except ValueError:
-            return default
-
 
 #: the reason a lookup of ``kind`` ("session", "skill", ...) that found nothing reports
 NOT_FOUND_BY_KIND: dict[str, Reason] = {
@@ -200,3 +195,12 @@ NOT_FOUND_BY_KIND: dict[str, Reason] = {
     "loop run": Reason.LOOP_RUN_NOT_FOUND,
     "worktree": Reason.WORKTREE_NOT_FOUND,
 }
+
+
+def named(kind: type[Named], text: str, default: Named) -> Named:
+    """The member of ``kind`` (``Reason``, ``Code``) named ``text`` (a daemon's, say), or
+    ``default`` when it names none this version knows."""
+    try:
+        return kind(text)
+    except ValueError:
+        return default

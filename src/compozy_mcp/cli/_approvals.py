@@ -29,12 +29,7 @@ MODES = ("default", "accept_edits", "bypass", "plan")
 
 
 def _call(context: Context, verb: str, tool_input: dict[str, Any]) -> dict[str, Any]:
-    tool_id = TOOL.format(verb)
-    payload = context.call(
-        lambda host: host.call(ops.INVOKE, {"tool_id": tool_id, "input": tool_input})
-    )
-    structured: dict[str, Any] = payload["result"]["structured"]
-    return structured
+    return context.structured(TOOL.format(verb), tool_input)
 
 
 def _show(args: argparse.Namespace, value: Mapping[str, Any], lines: list[str]) -> int:

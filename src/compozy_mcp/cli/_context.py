@@ -20,7 +20,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from compozy_mcp.errors import ConfigError
 from compozy_mcp.hostapi.target import SOCKET_BASE_URL, Target, parse_target
@@ -125,6 +125,15 @@ class Context:
                 await host.aclose()
 
         return asyncio.run(run())
+
+    def structured(self, tool_id: str, tool_input: Mapping[str, Any]) -> dict[str, Any]:
+        """A native tool's structured result, invoked as ``compozy tool invoke`` does."""
+        from compozy_mcp.hostapi import operations as ops
+
+        args = {"tool_id": tool_id, "input": dict(tool_input)}
+        payload = self.call(lambda host: host.call(ops.INVOKE, args))
+        structured: dict[str, Any] = payload["result"]["structured"]
+        return structured
 
 
 def _answers(path: Path) -> bool:

@@ -20,7 +20,6 @@ from compozy_mcp.cli._output import emit
 from compozy_mcp.cli._reporting import EXIT_OK
 from compozy_mcp.cli._tool import bad_input, read_json, read_json_object
 from compozy_mcp.errors import InvalidRequest
-from compozy_mcp.hostapi import operations as ops
 
 TOOL = "compozy__hooks_{}"
 #: the events (as in compozy_mcp.native.hook_schema, which this start-up path does not import)
@@ -28,12 +27,7 @@ EVENTS = ("tool.pre_call", "tool.post_call", "tool.post_error")
 
 
 def _call(context: Context, verb: str, tool_input: dict[str, Any]) -> dict[str, Any]:
-    tool_id = TOOL.format(verb)
-    payload = context.call(
-        lambda host: host.call(ops.INVOKE, {"tool_id": tool_id, "input": tool_input})
-    )
-    structured: dict[str, Any] = payload["result"]["structured"]
-    return structured
+    return context.structured(TOOL.format(verb), tool_input)
 
 
 def _show(args: argparse.Namespace, structured: dict[str, Any], lines: list[str]) -> int:

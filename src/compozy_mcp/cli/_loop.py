@@ -37,9 +37,7 @@ def _invoke(host: Any, verb: str, tool_input: dict[str, Any]) -> Any:
 
 
 def _call(context: Context, verb: str, tool_input: dict[str, Any]) -> dict[str, Any]:
-    payload = context.call(lambda host: _invoke(host, verb, tool_input))
-    structured: dict[str, Any] = payload["result"]["structured"]
-    return structured
+    return context.structured(TOOL.format(verb), tool_input)
 
 
 def _read_definition(verb: str, path: str) -> str:

@@ -20,7 +20,7 @@ from compozy_mcp.hostapi._oneshot import speaks
 from compozy_mcp.hostapi.operation import Body, Operation, R
 from compozy_mcp.hostapi.target import Target
 from compozy_mcp.hostapi.wire import API_PREFIX, DIAGNOSTIC_HEADER, SESSION_HEADER
-from compozy_mcp.reasons import Reason
+from compozy_mcp.reasons import Reason, named
 
 if TYPE_CHECKING:
     import httpx2
@@ -199,7 +199,7 @@ class RemoteHost:
             if status == 401:
                 raise DaemonUnauthorized(
                     f"{error.get('message', 'unauthorized')}; set COMPOZY_TOKEN",
-                    reason=Reason.of(str(error.get("reason", "")), Reason.TOKEN_MISSING),
+                    reason=named(Reason, str(error.get("reason", "")), Reason.TOKEN_MISSING),
                 )
             raise RemoteError(error, status)
         return payload
