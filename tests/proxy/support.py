@@ -127,6 +127,9 @@ class ProxyProcess:
         self.match: re.Match[str] | None = None
         self._ready_pattern = ready
         self._ready = threading.Event()
+        #: notified at each line read and at the end of stderr
+        self._read = threading.Condition()
+        self._ended = False
         self.proc = subprocess.Popen(
             [str(COMPOZY), *self.args],
             env=env,
@@ -142,12 +145,29 @@ class ProxyProcess:
     def _drain(self) -> None:
         assert self.proc.stderr is not None
         for line in self.proc.stderr:
-            self.lines.append(line)
+            with self._read:
+                self.lines.append(line)
+                self._read.notify_all()
             if self.match is None and self._ready_pattern is not None:
                 self.match = self._ready_pattern.search(line)
                 if self.match is not None:
                     self._ready.set()
+        with self._read:
+            self._ended = True
+            self._read.notify_all()
         self._ready.set()  # EOF: the process is gone; wait_ready() reports why
+
+    def wait_for_line(self, text: str, deadline: float = STARTUP_DEADLINE) -> str:
+        """The first stderr line holding ``text``, waited for (it may follow the ready line)."""
+
+        def found() -> str | None:
+            return next((line for line in self.lines if text in line), None)
+
+        with self._read:
+            self._read.wait_for(lambda: found() is not None or self._ended, deadline)
+            line = found()
+        assert line is not None, f"no line with {text!r} on stderr:\n{self.stderr}"
+        return line
 
     @property
     def stderr(self) -> str:

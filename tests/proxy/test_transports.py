@@ -58,9 +58,9 @@ def test_the_http_proxy_prints_its_url_and_how_to_point_clients_at_it(pool: Prox
     parts = urlsplit(server.url)
     assert (parts.scheme, parts.hostname, parts.path) == ("http", "127.0.0.1", "/mcp")
     assert parts.port not in (None, 0)
+    snippet = server.process.wait_for_line(".mcp.json:").split(".mcp.json:", 1)[1]
     lines = server.process.stderr.splitlines()
     assert f"claude mcp add --transport http compozy {server.url}" in "\n".join(lines)
-    [snippet] = [line.split(".mcp.json:", 1)[1] for line in lines if ".mcp.json:" in line]
     assert json.loads(snippet) == {"mcpServers": {"compozy": {"type": "http", "url": server.url}}}
 
 
