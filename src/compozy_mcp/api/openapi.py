@@ -349,6 +349,8 @@ HANDLER_RULES: dict[str, Schema] = {
         "then": {"required": ["comments"], "properties": {"comments": {"pattern": "\\S"}}},
     },
     # native/approval_tools.py _set: a session's permission mode, or a remembered approval
+    # sessions/heartbeats.py set: an interval or a cron expression, not both
+    "compozy__agent_heartbeat_set": {"not": {"required": ["interval_seconds", "cron"]}},
     "compozy__tool_approvals_set": _one_of_fields(
         {
             "required": ["session_id", "permission_mode"],
@@ -358,6 +360,8 @@ HANDLER_RULES: dict[str, Schema] = {
             "allOf": [
                 {"required": ["tool_id", "decision"]},
                 _without("session_id", "permission_mode"),
+                # the input or its digest: both must agree, which no schema can say
+                {"not": {"required": ["input", "input_digest"]}},
             ],
             "dependentRequired": {"input": ["agent_name"], "input_digest": ["agent_name"]},
         },
@@ -431,8 +435,8 @@ def _comma_separated(values: list[str]) -> Schema:
     return {"type": "string", "pattern": f"^,*{one}(,+{one})*,*$"}
 
 
-def _operation(operation: Operation[Any]) -> Schema:
-    """One operation's entry, from its declaration."""
+def _operation(operation: Operation[Any], components: dict[str, Schema]) -> Schema:
+    """One operation's entry, from its declaration (``components``: the schemas it names)."""
     parameters = [
         _path(field, ID_DESCRIPTIONS[field], ID_SCHEMAS.get(field, STRING))
         for field in operation.path_fields
@@ -444,7 +448,9 @@ def _operation(operation: Operation[Any]) -> Schema:
         spec["parameters"] = parameters
     if operation.request is not None:
         body = _json_body(operation.request)
-        if operation.body is Body.OPTIONAL:
+        # a body that may be left out is optional unless its schema requires a field
+        needed = components[operation.request].get("required")
+        if operation.body is Body.OPTIONAL and not needed:
             body = {**body, "required": False}
         spec["requestBody"] = body
     spec["responses"] = _responses(operation.status, operation.response, *operation.errors)
@@ -461,6 +467,7 @@ def _operation(operation: Operation[Any]) -> Schema:
 
 def _paths() -> dict[str, Any]:
     """Every declared operation (a tool's invoke once per native tool, with its input)."""
+    components = schemas()
     paths: dict[str, Any] = {
         "/api/openapi.json": {
             "get": {
@@ -481,7 +488,7 @@ def _paths() -> dict[str, Any]:
             paths.update(_invoke_paths())
             continue
         paths.setdefault(f"/api{operation.path}", {})[operation.method.lower()] = _operation(
-            operation
+            operation, components
         )
     return paths
 

@@ -1,7 +1,8 @@
 """The HTTP API routes (mounted at ``/api`` by the daemon): HTTP in, a Host API operation, JSON out.
 
-Routes translate, nothing more: path, query, header and body become the arguments of one
-:class:`~compozy_mcp.hostapi.HostClient` operation, and its payload (or error) becomes the
+Routes translate, nothing more, and are derived from the declared operations
+(:mod:`compozy_mcp.hostapi.operations`): path, query, header and body become the arguments of
+one :class:`~compozy_mcp.hostapi.HostClient` call, and its payload (or error) becomes the
 response. Request bodies are JSON objects of at most :data:`MAX_BODY_BYTES`.
 """
 
