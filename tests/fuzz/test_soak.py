@@ -330,10 +330,6 @@ def test_soak_schemathesis_finds_no_5xx_no_valid_request_refused_no_invalid_acce
                     str(SCHEMATHESIS_SECONDS),
                     "--generation-codec",
                     "utf-8",
-                    # hypothesis cannot find a small first example for one operation whose
-                    # input carries an if/then rule (task review: changes requested need
-                    # comments); the example it finds is sent like any other
-                    "--suppress-health-check=large_base_example",
                     "--workers",
                     "2",
                     "--report",
