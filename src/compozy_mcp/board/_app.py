@@ -4,7 +4,7 @@ stream."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from typing import Any
 
@@ -23,6 +23,7 @@ from compozy_mcp.board._render import (
     transcript_lines,
     waiting_text,
 )
+from compozy_mcp.clock import timestamp
 from compozy_mcp.errors import CompozyError, InvalidRequest
 from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.local import LocalHost
@@ -101,6 +102,10 @@ ErrorResponder = Callable[[CompozyError], Response]
 Fragment = Callable[[Request], Awaitable[str]]
 
 
+#: how long after its last change a session's last turn is read again at every redraw
+RECENT_SECONDS = 2
+
+
 class LastTurns:
     """Each session's last turn, read again only when its session changed (``updated_at``):
     a redraw of the board reads the turns of the sessions that moved, not of all of them."""
@@ -111,7 +116,14 @@ class LastTurns:
 
     async def of(self, sessions: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         stamps = {session["id"]: str(session.get("updated_at", "")) for session in sessions}
-        stale = [sid for sid, stamp in stamps.items() if self.known.get(sid, ("",))[0] != stamp]
+        # a stamp has whole seconds: a session changed within the last ones may have changed
+        # again under the same stamp (a turn that starts and ends in one second), so it is read
+        recent = timestamp(datetime.now(UTC) - timedelta(seconds=RECENT_SECONDS))
+        stale = [
+            sid
+            for sid, stamp in stamps.items()
+            if self.known.get(sid, ("",))[0] != stamp or stamp >= recent
+        ]
         if stale:
             fresh = await self.host.last_turns(stale)
             if len(self.known) > 2 * MAX_CARDS:  # sessions deleted meanwhile are forgotten
