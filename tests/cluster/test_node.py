@@ -305,3 +305,39 @@ async def test_start_up_checks_only_the_worktrees_under_this_daemons_home(
         kept = reader.worktree("wt-other")
     assert kept is not None
     assert kept.state == "active"
+
+
+async def test_a_take_over_during_a_refused_claim_still_runs_the_queued_turn(
+    app: App, call: Caller, node: ClusterNode, now: Now, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A prompt's bind asks for the lease while the peer holds it; its answer (refused) comes
+    back only after this daemon took the expired lease over, whose own bind found the first
+    under way: the refused claim is tried again, and the queued turn runs here."""
+    sid = await _session(call)
+    _peer_holds(app, sid, now)
+    real_claim = node.claim
+    asked, answer = anyio.Event(), anyio.Event()
+    claims: list[bool] = []
+
+    async def slow_first_claim(session_id: str) -> bool:
+        held = await real_claim(session_id)
+        claims.append(held)
+        if len(claims) == 1:
+            asked.set()
+            await answer.wait()  # the refusal arrives late
+        return held
+
+    monkeypatch.setattr(node, "claim", slow_first_claim)
+    waiting = await _prompt(call, sid, "after", wait=False)
+    await asked.wait()
+    now.ms += LEASE_MS
+    assert await node.take_over_expired() == [sid]
+    answer.set()
+    with anyio.fail_after(30):
+        done = await app.runtime.wait_turn(_call(), sid, waiting["turn_id"], 30)
+    assert (done["status"], done["final_message"]) == ("completed", "echo: after")
+    assert claims[0] is False
+    assert True in claims[1:]
+    lease = _lease(app, sid)
+    assert lease is not None
+    assert lease.daemon_id == "d-here"

@@ -112,6 +112,8 @@ class AgentRuntime:
         self._locks: dict[str, asyncio.Lock] = {}
         #: sessions a prompt of this process is binding right now
         self._binding: set[str] = set()
+        #: sessions woken while their bind was under way (its claim is tried once more)
+        self._woken_in_bind: set[str] = set()
         self._turn_done: dict[str, asyncio.Event] = {}
         #: binds started by prompts that did not wait (ended at shutdown)
         self._background: set[asyncio.Task[None]] = set()
@@ -666,11 +668,14 @@ class AgentRuntime:
             live.wake.set()
             return
         if session_id in self._binding:
-            return  # the bind under way wakes the agent once it is recorded
+            # the bind under way wakes the agent once it is recorded; were its claim refused,
+            # it is tried again (the lease may have come here meanwhile: a take-over)
+            self._woken_in_bind.add(session_id)
+            return
         self._binding.add(session_id)  # before the claim: a second prompt now waits for it
         placed = False
         try:
-            if self.placement is not None and not await self.placement.claim(session_id):
+            if not await self._claim_placement(session_id):
                 return  # another daemon runs its agent: it takes the queued turn from the store
             placed = True
             # nothing of this process binds the session: a "binding" status is a leftover
@@ -683,8 +688,21 @@ class AgentRuntime:
                     await self._fail_open_turns(session_id, failure["kind"], failure["summary"])
         finally:
             self._binding.discard(session_id)
+            self._woken_in_bind.discard(session_id)
             if placed:
                 await self._placed_elsewhere(session_id)
+
+    async def _claim_placement(self, session_id: str) -> bool:
+        """Whether the session's agent is to run here: always, alone; on a cluster, once this
+        daemon holds its lease. A refused claim is tried again while wakes came during it."""
+        if self.placement is None:
+            return True
+        while True:
+            self._woken_in_bind.discard(session_id)
+            if await self.placement.claim(session_id):
+                return True
+            if session_id not in self._woken_in_bind:
+                return False
 
     async def _fail_open_turns(
         self,
