@@ -18,7 +18,6 @@ and is answered whenever the operator answers it. No run is silently lost.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -26,6 +25,9 @@ import secrets
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+import anyio
+
+from compozy_mcp.background import Job, TaskOwner
 from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import Clock, timestamp
@@ -115,6 +117,7 @@ class LoopService:
         sessions: Sessions,
         clock: Clock,
         offload: Offload,
+        tasks: TaskOwner,
         limits: LoopLimits | None = None,
     ) -> None:
         self._limits = limits or LoopLimits()
@@ -125,7 +128,9 @@ class LoopService:
         self._offload = offload
         self._caller: ToolCaller | None = None
         self.owner = f"{os.getpid()}:{secrets.token_hex(4)}"
-        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._owner = tasks
+        #: the runs this process drives now, each a task of the app's group
+        self._tasks: dict[str, Job] = {}
         self.definitions = LoopDefinitions(store, tools, sessions, self.now, offload, self._limits)
         self._records = RunRecords(store, tools, sessions, offload)
         self._cancelling: set[str] = set()
@@ -237,10 +242,10 @@ class LoopService:
         task = self._start(doc, definition)
         if request.get("wait"):
             timeout = float(request.get("timeout_seconds") or 600)
-            await asyncio.wait([task], timeout=timeout)
+            await task.wait(timeout)
         return {"run": run_record(self._records.read_doc(call, run_id))}
 
-    def _start(self, doc: dict[str, Any], definition: Definition) -> asyncio.Task[None]:
+    def _start(self, doc: dict[str, Any], definition: Definition) -> Job:
         if self._caller is None:
             raise RuntimeError("the Loop service has no dispatch path attached")
         run_id = doc["run_id"]
@@ -254,12 +259,19 @@ class LoopService:
             clock=self._clock,
             limits=self._limits,
         )
-        task = asyncio.create_task(self._drive(runner), name=f"loop-run-{run_id}")
+        task = self._owner.start(lambda: self._drive(runner), f"loop-run-{run_id}")
         self._tasks[run_id] = task
-        task.add_done_callback(lambda _: self._tasks.pop(run_id, None))
         return task
 
     async def _drive(self, runner: Runner) -> None:
+        run_id = runner.doc["run_id"]
+        try:
+            await self._drive_placed(runner)
+        finally:
+            if (job := self._tasks.get(run_id)) is not None and job.is_current():
+                del self._tasks[run_id]
+
+    async def _drive_placed(self, runner: Runner) -> None:
         run_id = runner.doc["run_id"]
         if self.placement is None:
             await self._advance(runner)
@@ -277,7 +289,7 @@ class LoopService:
             await runner.run()
         except RunStopped:
             return
-        except asyncio.CancelledError:
+        except anyio.get_cancelled_exc_class():
             if run_id in self._cancelling:
                 self._cancelling.discard(run_id)
                 await shielded(self._cancelled(runner.doc))
@@ -353,7 +365,7 @@ class LoopService:
         if task is not None:
             self._cancelling.add(run_id)
             task.cancel()
-            await asyncio.wait([task])
+            await task.wait()
         else:
             doc = dict(row.doc)
             self._records.versions[run_id] = row.version
@@ -421,7 +433,7 @@ class LoopService:
         )
         task = self._start(doc, definition)
         if request.get("wait"):
-            await asyncio.wait([task], timeout=float(request.get("timeout_seconds") or 600))
+            await task.wait(float(request.get("timeout_seconds") or 600))
         return await self.status(call, run_id)
 
     # --- restart and shutdown -------------------------------------------------------------------
@@ -524,11 +536,11 @@ class LoopService:
         tasks = list(self._tasks.values())
         for task in tasks:
             task.cancel()
-        if tasks:
-            await asyncio.wait(tasks)
+        for task in tasks:
+            await task.wait()
 
     async def settle(self, run_id: str, timeout: float) -> None:
         """Wait (at most ``timeout``) for this process's driving of a run to stop."""
         task = self._tasks.get(run_id)
         if task is not None:
-            await asyncio.wait([task], timeout=timeout)
+            await task.wait(timeout)

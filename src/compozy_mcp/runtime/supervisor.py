@@ -26,11 +26,14 @@ import contextlib
 import functools
 import secrets
 import time
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from compozy_mcp.agents.definitions import AgentCatalog, AgentDefinition, CatalogCache
+from compozy_mcp.background import Job, TaskOwner
 from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import timestamp
@@ -61,6 +64,8 @@ if TYPE_CHECKING:
 
 #: seconds a closing agent gets for ``close_session``
 CLOSE_SESSION_SECONDS = 2.0
+#: the name prefix of the runtime's background tasks (starts for prompts that did not wait)
+BACKGROUND = "runtime-background-"
 
 
 @dataclass(eq=False)
@@ -87,7 +92,8 @@ class LiveAgent:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     current: TurnRecorder | None = None
     pending: dict[str, _Pending] = field(default_factory=dict)
-    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    #: its turn runner and the watch on its exit
+    tasks: list[Job] = field(default_factory=list)
     closing: bool = False
     bound: bool = False
 
@@ -98,9 +104,11 @@ class AgentRuntime:
         sessions: Sessions,
         settings: Settings,
         offload: Offload,
+        tasks: TaskOwner,
         launcher: Launcher | None = None,
     ) -> None:
         self._sessions = sessions
+        self._tasks = tasks
         self._settings = settings
         self._offload = offload
         self._launcher = launcher or SubprocessLauncher(
@@ -115,10 +123,8 @@ class AgentRuntime:
         #: sessions woken while their bind was under way (its claim is tried once more)
         self._woken_in_bind: set[str] = set()
         self._turn_done: dict[str, asyncio.Event] = {}
-        #: binds started by prompts that did not wait (ended at shutdown)
-        self._background: set[asyncio.Task[None]] = set()
         #: what the agents report, buffered, stored and published to followers
-        self.log = EventLog(sessions, offload)
+        self.log = EventLog(sessions, offload, tasks)
         #: several daemons on one store: who runs which agent (``None``: this process alone)
         self.placement: Placement | None = None
 
@@ -245,8 +251,9 @@ class AgentRuntime:
         live.context = () if handshake.loaded else ticket.context
         await self._offload(self._announce, agent, handshake.options)
         self._live[ticket.session_id] = live
-        live.tasks.append(asyncio.create_task(self._watch(live)))
-        live.tasks.append(asyncio.create_task(self._run_turns(live)))
+        sid = ticket.session_id
+        live.tasks.append(self._tasks.start(lambda: self._watch(live), f"agent-exit-{sid}"))
+        live.tasks.append(self._tasks.start(lambda: self._run_turns(live), f"agent-turns-{sid}"))
         return Binding(
             effective=handshake.effective,
             acp_session_id=handshake.acp_session_id,
@@ -265,20 +272,30 @@ class AgentRuntime:
             else []
         )
         # a process that dies during the handshake fails it at once, not at the timeout
-        handshake = asyncio.ensure_future(live.connection.handshake(ticket, effective, servers))
-        exited = asyncio.ensure_future(live.transport.wait())
-        try:
-            await asyncio.wait({handshake, exited}, return_when=asyncio.FIRST_COMPLETED)
-            if handshake.done():
-                return handshake.result()
-            await asyncio.sleep(0.05)  # let a last stderr line arrive
-            raise ConnectionError(f"exited with status {exited.result()}")
-        finally:
-            for task in (handshake, exited):
-                if not task.done():
-                    task.cancel()
-                    with contextlib.suppress(BaseException):
-                        await task
+        answered: list[Any] = []
+        failed: list[Exception] = []
+        exited: list[int] = []
+        async with anyio.create_task_group() as race:
+
+            async def shake() -> None:
+                try:
+                    answered.append(await live.connection.handshake(ticket, effective, servers))
+                except Exception as exc:  # raised below as itself, not in an exception group
+                    failed.append(exc)
+                race.cancel_scope.cancel()
+
+            async def watch() -> None:
+                exited.append(await live.transport.wait())
+                race.cancel_scope.cancel()
+
+            race.start_soon(shake)
+            race.start_soon(watch)
+        if answered:
+            return answered[0]
+        if failed:
+            raise failed[0]
+        await anyio.sleep(0.05)  # let a last stderr line arrive
+        raise ConnectionError(f"exited with status {exited[0]}")
 
     def _start_failure(self, live: LiveAgent, exc: BaseException, timeout: int) -> BindFailed:
         if isinstance(exc, BindFailed):
@@ -315,7 +332,7 @@ class AgentRuntime:
         """The agent wrote a line past the frame limit: it is stopped at once (its runtime
         fails as ``frame_too_large`` when its exit is seen)."""
         live.failure = failure
-        self._in_background(live.transport.terminate(0))
+        self._in_background(functools.partial(live.transport.terminate, 0), "agent-overflow")
 
     def _announce(
         self, agent: AgentDefinition, options: dict[str, tuple[str, tuple[str, ...]]]
@@ -377,14 +394,11 @@ class AgentRuntime:
                 await asyncio.wait_for(live.connection.cancel(), timeout=0.5)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(live.connection.close(), timeout=CLOSE_SESSION_SECONDS)
-        current = asyncio.current_task()
-        for task in live.tasks:
-            if task is not current:
-                task.cancel()
-        for task in live.tasks:
-            if task is not current:
-                with contextlib.suppress(BaseException):
-                    await task
+        others = [job for job in live.tasks if not job.is_current()]
+        for job in others:
+            job.cancel()
+        for job in others:
+            await job.wait()
         await self._end_process(live)
         await self._placed_elsewhere(live.session_id)
 
@@ -400,10 +414,9 @@ class AgentRuntime:
 
     async def shutdown(self) -> None:
         """End every agent (this process is exiting); their sessions are unbound."""
-        for task in list(self._background):
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+        for job in self._tasks.jobs(BACKGROUND):
+            job.cancel()
+            await job.wait()
         ids = list(self._live)
         for session_id in ids:
             live = self._live.get(session_id)
@@ -452,9 +465,9 @@ class AgentRuntime:
         await self._offload(
             self._sessions.turns.crashed, live.session_id, live.generation, kind, summary
         )
-        for task in live.tasks:
-            if task is not asyncio.current_task():
-                task.cancel()
+        for job in live.tasks:
+            if not job.is_current():
+                job.cancel()
         await self._end_process(live)
         # the turns it had not taken yet fail (nobody waits for an agent that is gone), then
         # the one it ran, with what streamed: whoever it wakes sees them all ended
@@ -499,9 +512,10 @@ class AgentRuntime:
             live.context = ()
         try:
             response = await live.connection.prompt(blocks)
-        except asyncio.CancelledError:
+        except anyio.get_cancelled_exc_class():
             if live.current is recorder and not live.closing:
-                await self._store_turn(live, recorder, "cancelled", "cancelled", None)
+                with anyio.CancelScope(shield=True):  # the cancelled turn is stored whole
+                    await self._store_turn(live, recorder, "cancelled", "cancelled", None)
             raise
         except Exception as exc:
             # a dropped connection is usually the process ending: give it a moment to say so
@@ -640,25 +654,25 @@ class AgentRuntime:
         if wait:
             await self.ensure_running(call, session_id)
         else:
-            self._in_background(self.ensure_running(call, session_id))
+            start = functools.partial(self.ensure_running, call, session_id)
+            self._in_background(start, f"start-{session_id}")
         return turn_id
 
     async def settled(self) -> None:
         """Return once the work started in the background so far (the starts of prompts
         sent without ``wait``) has finished: what a caller needs before it reads a record
         it wants the same from run to run."""
-        while self._background:
-            await asyncio.gather(*list(self._background), return_exceptions=True)
+        while jobs := self._tasks.jobs(BACKGROUND):
+            for job in jobs:
+                await job.wait()
 
-    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(work)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+    def _in_background(self, work: Callable[[], Awaitable[None]], name: str) -> None:
+        self._tasks.start(work, BACKGROUND + name)
 
-    def in_background(self, work: Coroutine[Any, Any, None]) -> None:
+    def in_background(self, work: Callable[[], Awaitable[None]], name: str) -> None:
         """Run ``work`` beside the caller; :meth:`shutdown` ends it (:meth:`settled` awaits
         it)."""
-        self._in_background(work)
+        self._in_background(work, name)
 
     async def ensure_running(self, call: CallInfo, session_id: str) -> None:
         """Wake the session's agent, binding one first when none runs here; an agent that
