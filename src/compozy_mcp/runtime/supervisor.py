@@ -201,7 +201,7 @@ class AgentRuntime:
         if not self._reaped:  # what a killed process of this home left running goes first
             await self._offload(self.reap_orphans)
         try:
-            transport = await self._launcher.launch(agent, ticket.cwd, {})
+            transport = await self._launcher.launch(agent, ticket.cwd, {}, self._tasks)
         except Exception as exc:  # no such command, not executable, no more processes...
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise BindFailed(
