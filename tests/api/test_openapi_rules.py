@@ -5,6 +5,7 @@ schemathesis found (issue 22, item 6)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -250,3 +251,28 @@ def test_changes_requested_in_a_review_say_what_to_change_in_the_document(
     route = document()["components"]["schemas"]["ReviewTaskRequest"]  # the id is in the path
     assert not _valid(route, refused)
     assert _valid(route, taken)
+
+
+async def test_a_provider_that_learns_its_efforts_from_its_agent_takes_any_in_the_document(
+    http: httpx2.AsyncClient,
+) -> None:
+    # schemathesis's input: the document held gemini's effort to an empty list (it states
+    # none: its agent announces them), so the create it took was "schema-invalid accepted"
+    body = {
+        "agent_name": "xC",
+        "worktree": False,
+        "reasoning_effort": "\u00db\uda6d\uddbd2\u0086b\u00f7\udb55\udfebu\u00bd",
+        "provider": "gemini",
+    }
+    schema = document()["components"]["schemas"]["SessionCreateRequest"]
+    assert _valid(schema, body)
+    sent = json.dumps(body)  # its escapes as schemathesis sent them (a surrogate pair among them)
+    answer = await http.post(
+        "/sessions", content=sent, headers={"content-type": "application/json"}
+    )
+    assert answer.status_code == 201, answer.text
+    # a provider that states its efforts is held to them in the document, as by the tool
+    echo = {"agent_name": "general", "provider": "echo", "reasoning_effort": "ludicrous"}
+    assert not _valid(schema, echo)
+    refused = await http.post("/sessions", json=echo)
+    assert refused.status_code in (400, 422), refused.text

@@ -310,10 +310,14 @@ def with_selection_rules(schema: Schema) -> Schema:
     rules = []
     for name, provider in BUILTINS.items():
         then: Schema = {}
-        if "model" in properties:
+        # a provider that states none learns them from its agent (announced when it starts):
+        # the tools take any then, and so does the document
+        if "model" in properties and provider.models:
             then["model"] = {"enum": list(provider.models)}
-        if "reasoning_effort" in properties:
+        if "reasoning_effort" in properties and provider.reasoning_efforts:
             then["reasoning_effort"] = {"enum": list(provider.reasoning_efforts)}
+        if not then:
+            continue
         rules.append(
             {
                 "if": {"properties": {"provider": {"const": name}}, "required": ["provider"]},
