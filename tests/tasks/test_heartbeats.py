@@ -303,3 +303,23 @@ async def test_a_due_wake_is_taken_by_one_of_several_daemons_sweeping_at_once(
     results = await asyncio.gather(mine.wake_due(), other.wake_due())
     assert sorted(results) == [0, 1]
     assert woken == [session]
+
+
+async def test_a_skipped_wake_keeps_the_turn_the_last_prompting_wake_started(
+    call: Caller,
+) -> None:
+    session = (await call.create(provider="claude"))["id"]
+    wake = "compozy__agent_heartbeat_wake"
+    woken = (await call.structured(wake, {"session_id": session}))["heartbeat"]
+    assert woken["last_outcome"] == "woken"
+    await call("compozy__session_prompt", {"session_id": session, "prompt": "slow 30"})
+
+    async def running() -> bool:
+        return bool((await call.full(session))["runtime"]["status"] == "running")
+
+    ran: bool = await wait_until_async(running, "the slow turn to run")
+    assert ran
+    skipped = (await call.structured(wake, {"session_id": session}))["heartbeat"]
+    assert skipped["last_outcome"] == "skipped_busy"
+    assert skipped["last_turn_id"] == woken["last_turn_id"]
+    await call("compozy__session_prompt_cancel", {"session_id": session})

@@ -52,7 +52,7 @@ HEARTBEAT = obj(
         "next_wake_at": TIMESTAMP,
         "last_wake_at": TIMESTAMP,
         "last_outcome": enum(*OUTCOMES),
-        "last_turn_id": STRING,
+        "last_turn_id": described(STRING, "The turn the last wake that prompted it started."),
         "last_error": STRING,
         "recent_wakes": described(array(WAKE), "The last wakes, newest first (at most 10)."),
     },

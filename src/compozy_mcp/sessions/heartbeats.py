@@ -269,7 +269,9 @@ class Heartbeats:
                     next_wake_at=self._next_wake(current.interval_seconds, current.cron),
                     last_wake_at=now,
                     last_outcome=outcome,
-                    last_turn_id=turn_id,
+                    # the turn of the last wake that started one (a skipped or failed wake
+                    # starts none; two wakes at once may be saved in either order)
+                    last_turn_id=turn_id if turn_id is not None else current.last_turn_id,
                     last_error=error,
                     wakes=current.wakes + (outcome == "woken"),
                     recent_wakes=orjson.dumps(
