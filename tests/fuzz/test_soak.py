@@ -356,6 +356,12 @@ def test_soak_schemathesis_finds_no_5xx_no_valid_request_refused_no_invalid_acce
                 ],
                 capture_output=True,
                 text=True,
+                # generated waits ask for at most 2 s (tests/fuzz/schemathesis_hooks.py)
+                env={
+                    **os.environ,
+                    "SCHEMATHESIS_HOOKS": "tests.fuzz.schemathesis_hooks",
+                    "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+                },
                 timeout=SCHEMATHESIS_SECONDS + 600,
                 check=False,
             )
