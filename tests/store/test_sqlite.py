@@ -102,7 +102,6 @@ def test_memory_store_works_without_creating_any_file(
     assert list(tmp_path.iterdir()) == []
 
 
-
 def _schema_of(store: SQLiteStore) -> list[tuple[str, str, str]]:
     conn = store._writer
     rows = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY type, name")
@@ -130,6 +129,7 @@ def test_a_memory_store_copied_from_the_image_has_the_migrated_schema_and_nothin
                 writer.insert_workspace(workspace("ws_copied"))
         with first.read() as reader:
             assert [row.id for row in reader.workspaces()] == ["ws_first"]
+
 
 # --- transactions -----------------------------------------------------------------------------
 
