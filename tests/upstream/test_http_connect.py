@@ -12,7 +12,6 @@ from typing import Any
 import httpx2
 import pytest
 
-from compozy_mcp.upstream import connection
 from compozy_mcp.upstream.config import Scope, parse_server
 from compozy_mcp.upstream.probe import probe_all
 
@@ -27,7 +26,7 @@ def test_the_http_transport_of_a_connection_is_made_off_the_event_loop(
         made_in.append(threading.current_thread().name)
         return make(*args, **kwargs)
 
-    monkeypatch.setattr(connection.httpx2, "AsyncHTTPTransport", transport)
+    monkeypatch.setattr(httpx2, "AsyncHTTPTransport", transport)  # as connection.py reads it
     down = parse_server("down", {"url": "http://127.0.0.1:9/mcp"}, Scope.USER)
     found = probe_all([down], {}, home=tmp_path)
     assert found["down"].last_error == 'cannot reach MCP server "down" at http://127.0.0.1:9/mcp'
