@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests import leftovers, loopguard, pg, runstats, tiers
+from tests import gcpause, leftovers, loopguard, pg, runstats, tiers
 from tests.api.support import Daemon, Home, running_daemon, short_dir
 from tests.runtime.inprocess import InProcessLauncher
 
@@ -63,6 +63,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(pg, "compozy-postgres")
     if not hasattr(config, "workerinput"):
         runstats.register(config)
+        if getattr(config.option, "dist", "no") != "no":
+            gcpause.resume()  # xdist's controller: its workers collect, it never does
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -77,6 +79,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             for line in left:
                 reporter.write_line(f"  {line}", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    gcpause.resume()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -136,6 +142,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         return (yield)
     if not _WARM[0]:
         loopguard.warm_up()
+        gcpause.freeze()  # what the warm-up imported lives to the end, like collection's
         _WARM[0] = True
     with _no_processes_for(item), loopguard.guarded() as offences:
         outcome = yield

@@ -3,6 +3,9 @@ values ``yaml.safe_load`` gives."""
 
 from __future__ import annotations
 
+import gc
+from typing import Any
+
 import pytest
 import yaml
 from tests.loops.support import SPEC_EXAMPLE
@@ -39,3 +42,33 @@ def test_a_block_scalar_maps_lines_below_its_indicator() -> None:
 def test_a_document_nested_too_deeply_is_refused() -> None:
     with pytest.raises(SourceError, match="nested more than"):
         load("a: " + "[" * 120 + "]" * 120)
+
+
+def test_the_collector_is_paused_while_a_document_is_read_and_restored_after(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A large document composes as a tree of hundreds of thousands of nodes: the cyclic
+    collector's passes over it were most of the lint's time. It is off while the document is
+    read, and as it was once the read ends, whether it succeeded or not."""
+    from compozy_mcp.loops import _source
+
+    seen: list[bool] = []
+    count = _source._count_values
+
+    def counting(*args: Any) -> None:
+        seen.append(gc.isenabled())
+        count(*args)
+
+    monkeypatch.setattr(_source, "_count_values", counting)
+    assert gc.isenabled()
+    assert load(SPEC_EXAMPLE).data == yaml.safe_load(SPEC_EXAMPLE)
+    with pytest.raises(SourceError):
+        load("a: [1, 2\n")
+    assert seen == [False]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        load(SPEC_EXAMPLE)
+        assert not gc.isenabled()  # it was off: a load does not turn it on
+    finally:
+        gc.enable()

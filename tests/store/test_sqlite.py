@@ -102,6 +102,35 @@ def test_memory_store_works_without_creating_any_file(
     assert list(tmp_path.iterdir()) == []
 
 
+def _schema_of(store: SQLiteStore) -> list[tuple[str, str, str]]:
+    conn = store._writer
+    rows = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY type, name")
+    return [(str(kind), str(name), str(sql)) for kind, name, sql in rows]
+
+
+def test_a_memory_store_copied_from_the_image_has_the_migrated_schema_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each in-memory store after the first of the process starts from the image the first one
+    kept: the schema a file store migrates to, none of another store's rows, its own
+    connection's settings."""
+    monkeypatch.setattr(SQLiteStore, "_memory_image", None)
+    with closing(SQLiteStore.memory()) as first:
+        assert SQLiteStore._memory_image is not None
+        with first.write() as writer:
+            writer.insert_workspace(workspace("ws_first"))
+        with closing(SQLiteStore.memory()) as copied, closing(SQLiteStore(tmp_path / "f.db")) as f:
+            assert _schema_of(copied) == _schema_of(first) == _schema_of(f)
+            assert copied.schema_version() == LATEST_VERSION
+            with copied.read() as reader:
+                assert reader.workspaces() == []
+            assert copied._writer.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+            with copied.write() as writer:
+                writer.insert_workspace(workspace("ws_copied"))
+        with first.read() as reader:
+            assert [row.id for row in reader.workspaces()] == ["ws_first"]
+
+
 # --- transactions -----------------------------------------------------------------------------
 
 

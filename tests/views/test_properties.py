@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.tiers import examples
@@ -235,14 +236,26 @@ def assert_compact_within_full(compact: Any, full: Any, path: str = "$") -> None
         assert compact == full, path
 
 
-_VALIDATORS: dict[int, Any] = {}
+_VALIDATORS: dict[bytes, Any] = {}
+#: (schema, instance) pairs, as sorted JSON, that validated: a verdict depends on nothing else.
+#: The tools of a kind share their schemas and masks (the 12 session-record tools: one full
+#: schema, one compact one, one mask), so each distinct check runs once, not once per tool.
+_VALID: set[tuple[bytes, bytes]] = set()
+
+
+def _canonical(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
 def _validate(schema: Any, instance: Any) -> None:
-    validator = _VALIDATORS.get(id(schema))
+    pair = (_canonical(schema), _canonical(instance))
+    if pair in _VALID:
+        return
+    validator = _VALIDATORS.get(pair[0])
     if validator is None:
-        validator = _VALIDATORS[id(schema)] = compile_validator(schema)
+        validator = _VALIDATORS[pair[0]] = compile_validator(schema)
     validator.validate(instance)
+    _VALID.add(pair)
 
 
 def check_views(tool: RegisteredTool, full: dict[str, Any]) -> None:

@@ -11,7 +11,9 @@ Several processes (the CLI, the proxy, the daemon) may open the same file at onc
   waits for a writer, so a read on the event loop stays fast while another process writes.
 
 An in-memory store (tests) has one connection for everything: separate connections would see
-separate databases.
+separate databases. It starts as a copy of an image of the migrated schema made once per
+process (``serialize``/``deserialize``, ~0.2 ms, where migrating takes ~13 ms): the test suite
+makes one per test.
 """
 
 from __future__ import annotations
@@ -77,14 +79,31 @@ class SQLiteStore(Store):
         self._closed = False
         self._writer = self._connect(writer=True)
         try:
-            self._migrate()
+            if self._memory:
+                self._migrate_from_image()
+            else:
+                self._migrate()
         except BaseException:
             self.close()
             raise
 
+    #: the bytes of an in-memory database the migrations were applied to, once per process
+    _memory_image: bytes | None = None
+
     @classmethod
     def memory(cls) -> SQLiteStore:
         return cls(":memory:")
+
+    def _migrate_from_image(self) -> None:
+        """Start from the migrated image when there is one (the migrations then find nothing
+        to do: the same check as on any store), else migrate and keep the image."""
+        image = SQLiteStore._memory_image
+        if image is not None:
+            self._writer.deserialize(image)
+            self._migrate()
+            return
+        self._migrate()
+        SQLiteStore._memory_image = self._writer.serialize()
 
     def _connect(self, *, writer: bool = False) -> sqlite3.Connection:
         try:

@@ -171,6 +171,8 @@ async def connect(
         elif definition.transport is Transport.HTTP:
             url = definition.url or ""
             timeouts = definition.timeouts
+            # its TLS context reads the system's CA bundle: 20-40 ms of CPU, off the loop
+            network = await anyio.to_thread.run_sync(httpx2.AsyncHTTPTransport)
             http = httpx2.AsyncClient(
                 headers=dict(definition.headers),
                 # No read timeout: the GET stream that carries tools/list_changed is idle for as
@@ -178,7 +180,7 @@ async def connect(
                 # Calls and pings have timeouts of their own (the supervisor's).
                 timeout=httpx2.Timeout(timeouts.startup, read=None),
                 transport=AnsweringTransport(
-                    httpx2.AsyncHTTPTransport(),
+                    network,
                     f'MCP server "{definition.name}" at {url}',
                     detail=False,  # no transport error text in what users read
                 ),
