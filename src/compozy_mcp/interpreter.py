@@ -1,4 +1,11 @@
-"""Ending a compozy process without the interpreter's teardown.
+"""Starting and ending a compozy process for less: imports without the cyclic collector, and an
+exit without the interpreter's teardown.
+
+Importing what a daemon or a proxy serves with (the MCP SDK, pydantic's models, the HTTP stack)
+makes about a million objects that live as long as the process; the cyclic collector runs many
+times over them while they are made, and finds nothing to free (~0.15 s of CPU per start).
+:func:`imports_without_collector` pauses it for such a block of imports and moves what the block
+made out of its reach (``gc.freeze``), so that no later collection walks them again either.
 
 At exit CPython tears every module down and frees every object one by one: for a process that
 imported the MCP SDK, pydantic's models and the ACP schema (a daemon, a proxy, the echo agent)
@@ -12,10 +19,27 @@ be flushed, an exit status ``os._exit`` cannot carry), it exits the normal way.
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NoReturn
+
+
+@contextmanager
+def imports_without_collector() -> Iterator[None]:
+    """Run the block (imports, whose objects live on) with the cyclic collector paused, then
+    freeze what exists and let the collector run again as it did before."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 def exit_now(status: int) -> NoReturn:
