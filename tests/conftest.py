@@ -9,6 +9,7 @@ process at all: one that tries fails, so the tier stays fast and honest.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import subprocess
 import tempfile
@@ -182,13 +183,15 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def settings(tmp_path: Path, workspace: Path) -> Settings:
+def settings(tmp_path: Path, workspace: Path, request: pytest.FixtureRequest) -> Settings:
     # Sessions run in permission mode "bypass" here: the tests of every other feature make
     # managed-session calls that approvals would hold for the operator. The approval tests
     # (tests/approvals) set the mode they test on their sessions.
-    return Settings(
+    made = Settings(
         home=tmp_path / "home", default_workspace_path=workspace, permission_mode="bypass"
     )
+    marker = request.node.get_closest_marker("settings")
+    return dataclasses.replace(made, **marker.kwargs) if marker is not None else made
 
 
 @pytest.fixture

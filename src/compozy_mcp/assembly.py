@@ -6,11 +6,15 @@ Every in-process surface runs on one :class:`App`; against a daemon, the surface
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+
+import anyio
 
 from compozy_mcp.approvals import Approvals, PermissionMode
 from compozy_mcp.artifacts import ArtifactService
+from compozy_mcp.background import TaskOwner
 from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import Clock, SystemClock
@@ -50,6 +54,20 @@ class App:
     approvals: Approvals
     #: the agents this process runs
     runtime: AgentRuntime
+    #: the tasks its services start beyond a call (agents' turns, Loop runs)
+    tasks: TaskOwner
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[App]:
+        """The app's life in this process (the daemon's lifespan, an in-process command): the
+        tasks its services start beyond a call run in one task group, and stop when it ends
+        (:meth:`shutdown` first, then whatever is left is cancelled)."""
+        async with self.tasks.hosting():
+            try:
+                yield self
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await self.shutdown()
 
     async def shutdown(self) -> None:
         """Before the process ends: the Loop runs it drives stop where they are (saved, for
@@ -58,6 +76,7 @@ class App:
         await self.loops.shutdown()
         await self.runtime.shutdown()
         await self.hooks.drain()
+        await self.tasks.close_own()
 
     @property
     def sessions(self) -> Sessions:
@@ -98,6 +117,7 @@ def open_app(
     try:
         clock = clock or SystemClock()
         offload = Offload()
+        background = TaskOwner()
         registry = build_registry(list(extra_tools))
         sessions = Sessions(
             store,
@@ -108,7 +128,7 @@ def open_app(
         )
         # turns, history and events are read through the runtime whatever binds (a driver of
         # the caller's own binds without processes: its sessions' prompts stay queued)
-        runtime = AgentRuntime(sessions, settings, offload, launcher)
+        runtime = AgentRuntime(sessions, settings, offload, background, launcher)
         sessions.driver = driver or runtime
         catalog = ToolCatalog(registry, sessions)
         approvals = Approvals(
@@ -124,7 +144,9 @@ def open_app(
         )
         for hook in hooks:
             engine.registry.add_code_hook(hook)
-        loops = LoopService(store, registry, sessions, clock, offload, LoopLimits.of(settings))
+        loops = LoopService(
+            store, registry, sessions, clock, offload, background, LoopLimits.of(settings)
+        )
         tasks = Tasks(store, clock, offload)
         tasks.prompter = _prompter(runtime)
         tasks.note_worktree = sessions.turn_ended
@@ -155,7 +177,18 @@ def open_app(
     except BaseException:
         store.close()
         raise
-    return App(settings, store, services, dispatcher, catalog, engine, upkeep, approvals, runtime)
+    return App(
+        settings,
+        store,
+        services,
+        dispatcher,
+        catalog,
+        engine,
+        upkeep,
+        approvals,
+        runtime,
+        background,
+    )
 
 
 def _prompter(runtime: AgentRuntime) -> Waker:

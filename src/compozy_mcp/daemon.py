@@ -218,39 +218,38 @@ def daemon_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        try:
-            async with contextlib.AsyncExitStack() as stack:
-                if upstreams is not None:
-                    # /mcp waits for their first attempts when it lists, not the start-up:
-                    # a stop (SIGTERM) is heard at once
-                    await stack.enter_async_context(upstreams.running(settle=False))
-                await stack.enter_async_context(mcp_app.router.lifespan_context(mcp_app))
-                tasks = await stack.enter_async_context(anyio.create_task_group())
-                # agents of an earlier daemon died with it: their sessions are unbound
-                # and what they left running in the background (kill -9 of a daemon) ends
-                reaped = await anyio.to_thread.run_sync(app.runtime.reap_orphans)
-                if reaped:
-                    log.info("ended %d agent process group(s) a killed daemon left", len(reaped))
-                # those whose agents another daemon of the store runs are left to it
-                stale = await anyio.to_thread.run_sync(node.reset_stale)
-                if stale:
-                    log.info("unbound %d session(s) whose agents ended with a daemon", len(stale))
-                app.runtime.placement = node
-                app.loops.placement = node  # before recover: a run is resumed by one daemon
-                tasks.start_soon(node.run)
-                missing = await app.sessions.recover_worktrees()
-                if missing:
-                    log.info("%d session worktree(s) vanished; marked missing", missing)
-                tasks.start_soon(_upkeep_every, app, settings.upkeep_seconds)
-                recovered = await app.loops.recover()
-                if any(recovered.values()):
-                    log.info("loop runs after restart: %s", recovered)
-                try:
-                    yield
-                finally:
-                    tasks.cancel_scope.cancel()
-        finally:
-            await app.shutdown()  # async hooks and run records finish before the exit
+        # the app's tasks (agents' turns, Loop runs) run while it serves; on the way out its
+        # Loop runs stop where they are, its agents end, async hooks and run records finish
+        async with app.running(), contextlib.AsyncExitStack() as stack:
+            if upstreams is not None:
+                # /mcp waits for their first attempts when it lists, not the start-up:
+                # a stop (SIGTERM) is heard at once
+                await stack.enter_async_context(upstreams.running(settle=False))
+            await stack.enter_async_context(mcp_app.router.lifespan_context(mcp_app))
+            tasks = await stack.enter_async_context(anyio.create_task_group())
+            # agents of an earlier daemon died with it: their sessions are unbound
+            # and what they left running in the background (kill -9 of a daemon) ends
+            reaped = await anyio.to_thread.run_sync(app.runtime.reap_orphans)
+            if reaped:
+                log.info("ended %d agent process group(s) a killed daemon left", len(reaped))
+            # those whose agents another daemon of the store runs are left to it
+            stale = await anyio.to_thread.run_sync(node.reset_stale)
+            if stale:
+                log.info("unbound %d session(s) whose agents ended with a daemon", len(stale))
+            app.runtime.placement = node
+            app.loops.placement = node  # before recover: a run is resumed by one daemon
+            tasks.start_soon(node.run)
+            missing = await app.sessions.recover_worktrees()
+            if missing:
+                log.info("%d session worktree(s) vanished; marked missing", missing)
+            tasks.start_soon(_upkeep_every, app, settings.upkeep_seconds)
+            recovered = await app.loops.recover()
+            if any(recovered.values()):
+                log.info("loop runs after restart: %s", recovered)
+            try:
+                yield
+            finally:
+                tasks.cancel_scope.cancel()
 
     host = LocalHost(app, mcp_servers=upstreams)
     combined = Starlette(

@@ -61,8 +61,9 @@ def table(figures: dict[str, Any]) -> str:
             f"**{kill['lost']} lost**",
         ),
         (
-            f"schemathesis (every check, {st['seconds']} s)",
-            f"{st['generated']:,} requests: **{st['server_errors_5xx']}** 5xx, "
+            f"schemathesis (every check, {st['seconds']} s, {st['workers']} worker"
+            f"{'s' if st['workers'] > 1 else ''})",
+            f"{st['generated']:,} requests: exit {st['exit']}, **{st['server_errors_5xx']}** 5xx, "
             f"**{st['schema_valid_refused']}** schema-valid refused, "
             f"**{st['schema_invalid_accepted']}** schema-invalid accepted, "
             f"{st['schema_errors']} schema errors; daemon RSS peak {_mib(st['rss_peak_kib'])} MiB",

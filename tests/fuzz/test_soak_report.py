@@ -23,6 +23,7 @@ FIGURES: dict[str, Any] = {
     "kill_9": {"rounds": 6, "acknowledged_writes": 8318, "lost": 0},
     "schemathesis": {
         "exit": 0,
+        "workers": 1,
         "generated": 6370,
         "seconds": 300,
         "server_errors_5xx": 0,
@@ -43,7 +44,9 @@ def test_the_table_states_each_figure_of_the_run() -> None:
     )
     assert "80.9 / 192.5 / 192.5 MiB" in text
     assert "8,318 acknowledged writes, **0 lost**" in text
-    assert "6,370 requests: **0** 5xx" in text
+    assert (
+        "| schemathesis (every check, 300 s, 1 worker) | 6,370 requests: exit 0, **0** 5xx"
+    ) in text
     assert "`413 limit_exceeded`" in text
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from acp import run_agent
 
 from compozy_mcp.agents.definitions import AgentDefinition
+from compozy_mcp.background import TaskOwner
 from compozy_mcp.echo_agent import EchoAgent
 
 
@@ -94,7 +95,7 @@ class InProcessLauncher:
         self.launched: list[InProcessTransport] = []
 
     async def launch(
-        self, agent: AgentDefinition, cwd: str, env: Mapping[str, str]
+        self, agent: AgentDefinition, cwd: str, env: Mapping[str, str], tasks: TaskOwner
     ) -> InProcessTransport:
         if agent.command == "/nonexistent/agent":
             raise FileNotFoundError(2, "No such file or directory")

@@ -112,13 +112,13 @@ async def test_a_command_that_cannot_start_fails_the_binding_with_a_clear_summar
     assert record["badge"] == "failed"
 
 
+@pytest.mark.settings(agent_start_timeout_seconds=1)
 async def test_an_agent_that_never_answers_initialize_times_out_with_its_stderr(
     app: App, call: Caller, launcher: InProcessLauncher
 ) -> None:
     home = app.settings.home
     home.mkdir(parents=True, exist_ok=True)
     (home / "agents.yaml").write_text("agents:\n  silent:\n    command: silent\n", encoding="utf-8")
-    object.__setattr__(app.runtime, "_settings", _with(app, agent_start_timeout_seconds=1))
     sid = (await call.create(provider="silent"))["id"]
     record = await call.session(
         "compozy__session_continue", {"session_id": sid, "transcript_epoch": 0, "generation": 0}
@@ -130,12 +130,6 @@ async def test_an_agent_that_never_answers_initialize_times_out_with_its_stderr(
         "stderr: silent: waiting forever"
     )
     assert launcher.running() == []  # the silent agent was ended
-
-
-def _with(app: App, **limits: int) -> Any:
-    from dataclasses import replace
-
-    return replace(app.settings, **limits)  # type: ignore[arg-type]
 
 
 async def test_unknown_agents_and_models_are_refused_naming_what_exists(call: Caller) -> None:
@@ -385,10 +379,10 @@ async def test_a_permission_request_waits_for_the_operator_and_the_answer_reache
     assert session["diagnostics"][-1]["code"] == "interaction.answered"
 
 
+@pytest.mark.settings(permission_timeout_seconds=1)
 async def test_an_unanswered_permission_request_is_rejected_after_the_timeout(
     app: App, call: Caller
 ) -> None:
-    object.__setattr__(app.runtime, "_settings", _with(app, permission_timeout_seconds=1))
     sid = await _echo_session(call)
     turn = await _prompt(call, sid, "write", result_view="full")
     assert turn["final_message"] == "did not write notes.txt (reject-once)"

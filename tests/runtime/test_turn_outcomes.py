@@ -63,28 +63,17 @@ async def test_a_prompt_to_an_agent_that_cannot_start_fails_its_turn_at_once(
     assert "queue" not in session
 
 
+@pytest.mark.settings(agent_start_timeout_seconds=1)
 async def test_an_agent_that_never_starts_fails_the_turn_at_its_start_timeout(
     app: App, call: Caller
 ) -> None:
     _agents(app, "agents:\n  silent:\n    command: silent\n")
-    settings = app.runtime._settings
-    object.__setattr__(
-        app.runtime,
-        "_settings",
-        type(settings)(**{**_fields(settings), "agent_start_timeout_seconds": 1}),
-    )
     sid = (await call.create(provider="silent"))["id"]
     with anyio.fail_after(15):
         turn = await _prompt(call, sid, "hello", wait=True, result_view="full")
     assert (turn["status"], turn["stop_reason"]) == ("failed", "agent_start_failed")
     assert turn["failure"]["kind"] == "agent_start_timeout"
     assert "stderr: silent: waiting forever" in turn["failure"]["summary"]
-
-
-def _fields(settings: Any) -> dict[str, Any]:
-    from dataclasses import fields
-
-    return {f.name: getattr(settings, f.name) for f in fields(settings)}
 
 
 async def test_no_wait_returns_as_soon_as_the_turn_is_queued(app: App, call: Caller) -> None:

@@ -119,10 +119,8 @@ class Context:
         host = self.open_host()
 
         async def run() -> T:
-            try:
+            async with host:
                 return await operation(host)
-            finally:
-                await host.aclose()
 
         return asyncio.run(run())
 

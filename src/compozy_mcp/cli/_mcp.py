@@ -351,10 +351,8 @@ def _serve(context: Context) -> int:
     )
 
     async def main() -> None:
-        try:
+        async with host:
             await serve_stdio(HostServer(host).server)
-        finally:
-            await host.aclose()
 
     anyio.run(main)
     return EXIT_OK

@@ -173,11 +173,10 @@ def _in_process(args: argparse.Namespace, context: Context) -> int:
 
         @contextlib.asynccontextmanager
         async def serving() -> AsyncIterator[None]:
-            try:
-                async with holding() if holding is not None else contextlib.nullcontext():
-                    yield
-            finally:
-                await app.shutdown()  # async hooks and run records finish first
+            # its tasks run while it serves; async hooks and run records finish before it ends
+            upstream = holding() if holding is not None else contextlib.nullcontext()
+            async with app.running(), upstream:
+                yield
 
         _serve(args, context, proxy.server, serving)
     return EXIT_OK

@@ -23,6 +23,7 @@ daemons leave for them, and the take-over of the sessions of a daemon that stopp
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import secrets
 import time
@@ -301,7 +302,8 @@ class ClusterNode:
                 log.info(
                     "session %s is bound by another daemon now; its agent here ends", session_id
                 )
-                self._runtime.in_background(self._runtime.release(session_id))
+                release = functools.partial(self._runtime.release, session_id)
+                self._runtime.in_background(release, "lost-lease")
 
     def bind_unowned(self) -> list[str]:
         """Queued turns of bound sessions whose lease no daemon holds (their agent went with a
@@ -319,7 +321,7 @@ class ClusterNode:
                 if status in ("ready", "running"):
                     started.append(session_id)
         for session_id in started:
-            self._runtime.in_background(self._bind(session_id))
+            self._runtime.in_background(functools.partial(self._bind, session_id), "take-over")
         return started
 
     async def _bind(self, session_id: str) -> None:
@@ -359,7 +361,7 @@ class ClusterNode:
             with self._store.read() as reader:
                 waiting = reader.queued_turn_sessions([session_id])
             if waiting:  # its agent starts here, in the background (a start takes seconds)
-                self._runtime.in_background(self._bind(session_id))
+                self._runtime.in_background(functools.partial(self._bind, session_id), "take-over")
             else:
                 await self.released(session_id)
         return taken

@@ -9,7 +9,7 @@ route sends (typed by the declaration), or a :class:`~compozy_mcp.errors.Compozy
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from compozy_mcp.hostapi.operation import Operation, R
 
@@ -32,6 +32,13 @@ class HostClient(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+    async def __aenter__(self) -> Self:
+        """Its use begins: an in-process host that owns its app runs the app's tasks until
+        the block ends (:meth:`compozy_mcp.assembly.App.running`); leaving closes it."""
+        ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
 
 
 class McpServerListing(Protocol):

@@ -23,7 +23,7 @@ import contextlib
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Self, cast
 
 import anyio
 import anyio.to_thread
@@ -80,6 +80,7 @@ class LocalHost:
         self._owns_app = owns_app
         self._mcp_servers = mcp_servers
         self._descriptors: dict[str, dict[str, Any]] = {}
+        self._running = contextlib.AsyncExitStack()
 
     @classmethod
     def open(cls, settings: Settings) -> LocalHost:
@@ -277,6 +278,17 @@ class LocalHost:
                     await stored.wait()
                 if idle.cancelled_caught:
                     yield None
+
+    async def __aenter__(self) -> Self:
+        if self._owns_app:  # a daemon's app runs its tasks in the daemon's lifespan
+            await self._running.enter_async_context(self.app.running())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            await self._running.aclose()
+        finally:
+            await self.aclose()
 
     async def aclose(self) -> None:
         # async hooks and run records of this process's calls finish before it ends

@@ -9,7 +9,7 @@ cannot be reached is a :class:`DaemonUnreachable`.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Self, cast
 from urllib.parse import quote
 
 from compozy_mcp import jsonutil
@@ -250,6 +250,12 @@ class RemoteHost:
             raise DaemonUnreachable(
                 f"lost the compozy daemon at {self.target} ({exc or type(exc).__name__})"
             ) from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     async def aclose(self) -> None:
         if self._client is not None:

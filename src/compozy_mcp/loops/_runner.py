@@ -11,10 +11,11 @@ on wherever it is answered. A fan-out runs the nodes between it and its collect 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import anyio
 
 from compozy_mcp.calls import CallScope
 from compozy_mcp.clock import Clock, timestamp
@@ -537,8 +538,5 @@ class Runner:
 
 async def shielded(work: Awaitable[None]) -> None:
     """Finish a save even when the task that makes it is being cancelled."""
-    task = asyncio.ensure_future(work)
-    with contextlib.suppress(asyncio.CancelledError):
-        await asyncio.shield(task)
-    if not task.done():
-        await task
+    with anyio.CancelScope(shield=True):
+        await work

@@ -18,20 +18,17 @@ and is answered whenever the operator answers it. No run is silently lost.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import os
 import secrets
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
+from compozy_mcp.background import TaskOwner
 from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import Clock, timestamp
 from compozy_mcp.cursors import decode_cursor, encode_cursor
 from compozy_mcp.errors import (
-    CompozyError,
     LoopInvalid,
     ToolConflict,
     ToolDenied,
@@ -41,34 +38,29 @@ from compozy_mcp.loops import _contracts as contracts
 from compozy_mcp.loops import _ownership as ownership
 from compozy_mcp.loops import _superseded as superseded
 from compozy_mcp.loops._definitions import LoopDefinitions
+from compozy_mcp.loops._driving import RunDriver, RunPlacement
 from compozy_mcp.loops._kinds import input_schema
 from compozy_mcp.loops._lint import errors
 from compozy_mcp.loops._model import ERROR, WARNING, Definition
 from compozy_mcp.loops._records import run_record
 from compozy_mcp.loops._run_records import RunRecords
 from compozy_mcp.loops._runner import (
-    CANCELLED,
     ENDED,
     FAILED,
-    INTERRUPTED,
     PENDING,
     QUEUED,
     RUNNING,
     SUCCEEDED,
     WAITING,
-    Runner,
-    RunStopped,
     ToolCaller,
     failure,
-    safe_to_repeat,
-    shielded,
 )
 from compozy_mcp.loops.limits import LoopLimits
 from compozy_mcp.native.registry import ToolRegistry
 from compozy_mcp.reasons import Reason
 from compozy_mcp.sessions.service import Sessions
 from compozy_mcp.store.base import Store
-from compozy_mcp.store.loops import OVERSIZED, LoopRunQuery, LoopRunRow
+from compozy_mcp.store.loops import LoopRunQuery
 from compozy_mcp.validation import compile_validator, describe
 
 log = logging.getLogger(__name__)
@@ -76,35 +68,6 @@ log = logging.getLogger(__name__)
 RUN_CURSOR = "l"
 DEFAULT_RUNS = 50
 FORMAT = superseded.VIEWS_FORMAT
-
-
-def _pid_alive(owner: str | None) -> bool:
-    if not owner:
-        return False
-    try:
-        pid = int(owner.split(":", 1)[0])
-    except ValueError:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-class RunPlacement(Protocol):
-    """Several daemons on one store (:mod:`compozy_mcp.cluster`): a run is advanced by the
-    daemon that holds its lease, one at a time."""
-
-    async def claim_run(self, run_id: str) -> bool:
-        """Take the run's lease unless another live daemon holds it."""
-
-    async def hold_run(self, run_id: str) -> None:
-        """This daemon drives the run from now on (a start or a gate's answer here)."""
-
-    async def release_run(self, run_id: str) -> None: ...
 
 
 class LoopService:
@@ -115,6 +78,7 @@ class LoopService:
         sessions: Sessions,
         clock: Clock,
         offload: Offload,
+        tasks: TaskOwner,
         limits: LoopLimits | None = None,
     ) -> None:
         self._limits = limits or LoopLimits()
@@ -123,22 +87,38 @@ class LoopService:
         self._sessions = sessions
         self._clock = clock
         self._offload = offload
-        self._caller: ToolCaller | None = None
-        self.owner = f"{os.getpid()}:{secrets.token_hex(4)}"
-        self._tasks: dict[str, asyncio.Task[None]] = {}
         self.definitions = LoopDefinitions(store, tools, sessions, self.now, offload, self._limits)
         self._records = RunRecords(store, tools, sessions, offload)
-        self._cancelling: set[str] = set()
-        #: several daemons on one store: who drives which run (``None``: this process alone)
-        self.placement: RunPlacement | None = None
+        #: the runs this process drives (started, cancelled, recovered, stopped at shutdown)
+        self._driver = RunDriver(
+            store,
+            tools,
+            clock,
+            offload,
+            tasks,
+            self._records,
+            self.definitions,
+            self._limits,
+            self.now,
+        )
+        self.owner = self._driver.owner
+
+    @property
+    def placement(self) -> RunPlacement | None:
+        """Several daemons on one store: who drives which run (``None``: this process alone)."""
+        return self._driver.placement
+
+    @placement.setter
+    def placement(self, placement: RunPlacement | None) -> None:
+        self._driver.placement = placement
 
     def driven_runs(self) -> list[str]:
         """The runs this process drives now."""
-        return sorted(self._tasks)
+        return self._driver.driven_runs()
 
     def attach(self, caller: ToolCaller) -> None:
         """The dispatch path tool nodes call through (built after the services)."""
-        self._caller = caller
+        self._driver.attach(caller)
 
     def now(self) -> str:
         return timestamp(self._clock.now())
@@ -234,80 +214,11 @@ class LoopService:
             "updated_at": now,
         }
         await self._records.write_new(doc)
-        task = self._start(doc, definition)
+        task = self._driver.start(doc, definition)
         if request.get("wait"):
             timeout = float(request.get("timeout_seconds") or 600)
-            await asyncio.wait([task], timeout=timeout)
+            await task.wait(timeout)
         return {"run": run_record(self._records.read_doc(call, run_id))}
-
-    def _start(self, doc: dict[str, Any], definition: Definition) -> asyncio.Task[None]:
-        if self._caller is None:
-            raise RuntimeError("the Loop service has no dispatch path attached")
-        run_id = doc["run_id"]
-        doc["owner"] = self.owner
-        runner = Runner(
-            definition,
-            doc,
-            tools=self._tools,
-            caller=self._caller,
-            save=self._records.save,
-            clock=self._clock,
-            limits=self._limits,
-        )
-        task = asyncio.create_task(self._drive(runner), name=f"loop-run-{run_id}")
-        self._tasks[run_id] = task
-        task.add_done_callback(lambda _: self._tasks.pop(run_id, None))
-        return task
-
-    async def _drive(self, runner: Runner) -> None:
-        run_id = runner.doc["run_id"]
-        if self.placement is None:
-            await self._advance(runner)
-            return
-        await self.placement.hold_run(run_id)
-        try:
-            await self._advance(runner)
-        finally:
-            with contextlib.suppress(Exception):  # an unreachable store: the lease expires
-                await shielded(self.placement.release_run(run_id))
-
-    async def _advance(self, runner: Runner) -> None:
-        run_id = runner.doc["run_id"]
-        try:
-            await runner.run()
-        except RunStopped:
-            return
-        except asyncio.CancelledError:
-            if run_id in self._cancelling:
-                self._cancelling.discard(run_id)
-                await shielded(self._cancelled(runner.doc))
-            else:
-                # this process is going away: the run stays where it is, for recovery
-                runner.doc["owner"] = None
-                await shielded(self._records.save(runner.doc))
-            raise
-        except Exception as exc:
-            log.exception("loop run %s failed unexpectedly", run_id)
-            runner.doc["status"] = FAILED
-            runner.doc["owner"] = None
-            runner.doc["error"] = failure(
-                "loop_run_failed", str(Reason.HANDLER_FAILED), f"the run failed: {exc}"
-            )
-            await shielded(self._records.save(runner.doc))
-
-    async def _cancelled(self, doc: dict[str, Any]) -> None:
-        now = self.now()
-        for state in doc["nodes"].values():
-            if state["status"] in (RUNNING, WAITING):
-                state["status"] = CANCELLED
-                state["ended_at"] = now
-        doc.update(
-            status=CANCELLED,
-            owner=None,
-            ended_at=now,
-            error=failure("loop_run_cancelled", str(Reason.RUN_CANCELLED), "the run was cancelled"),
-        )
-        await self._records.save(doc)
 
     # --- reading, cancelling, answering ---------------------------------------------------------
 
@@ -349,15 +260,10 @@ class LoopService:
                 f'loop run "{run_id}" has ended ({row.status}); there is nothing to cancel',
                 reason=Reason.LOOP_RUN_ENDED,
             )
-        task = self._tasks.get(run_id)
-        if task is not None:
-            self._cancelling.add(run_id)
-            task.cancel()
-            await asyncio.wait([task])
-        else:
+        if not await self._driver.cancel(run_id):  # a run no process drives (a gate waits)
             doc = dict(row.doc)
             self._records.versions[run_id] = row.version
-            await self._cancelled(doc)
+            await self._driver.cancelled(doc)
         return await self.status(call, run_id)
 
     async def approve(self, call: CallInfo, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -419,116 +325,21 @@ class LoopService:
         definition = await self.definitions.definition_of(
             self.definitions.row(call, row.loop_id, row.loop_version)
         )
-        task = self._start(doc, definition)
+        task = self._driver.start(doc, definition)
         if request.get("wait"):
-            await asyncio.wait([task], timeout=float(request.get("timeout_seconds") or 600))
+            await task.wait(float(request.get("timeout_seconds") or 600))
         return await self.status(call, run_id)
 
-    # --- restart and shutdown -------------------------------------------------------------------
+    # --- restart and shutdown (:mod:`._driving`) ------------------------------------------------
 
     async def recover(self) -> dict[str, list[str]]:
         """Resume or mark interrupted every run a process that is gone left running."""
-        with self._store.read() as reader:
-            rows = reader.loop_runs(LoopRunQuery(statuses=[RUNNING, QUEUED], limit=10_000))
-        resumed: list[str] = []
-        interrupted: list[str] = []
-        failed: list[str] = []
-        for row in rows:
-            if row.id in self._tasks or not await self._resumable(row):
-                continue
-            if OVERSIZED in row.doc:
-                await self._offload(self._end_unreadable, row)
-                failed.append(row.id)
-                continue
-            doc = superseded.translate_run(dict(row.doc), self._tools)
-            self._records.versions[row.id] = row.version
-            try:
-                definition = await self.definitions.definition_of(
-                    self.definitions.row(
-                        CallInfo("compozy__loop_run"), row.loop_id, row.loop_version
-                    )
-                )
-            except CompozyError as exc:  # its Loop cannot be read within today's limits
-                log.warning("loop run %s cannot resume: %s", row.id, exc)
-                await self._fail_unresumable(doc, exc)
-                failed.append(row.id)
-                continue
-            cut = [nid for nid, s in doc["nodes"].items() if s["status"] == RUNNING]
-            if all(safe_to_repeat(definition.nodes[nid], self._tools) for nid in cut):
-                for nid in cut:
-                    doc["nodes"][nid].update(status=PENDING, items=[])
-                doc["recovered_at"] = self.now()
-                self._start(doc, definition)
-                resumed.append(row.id)
-                continue
-            now = self.now()
-            for nid in cut:
-                doc["nodes"][nid].update(
-                    status=INTERRUPTED,
-                    ended_at=now,
-                    error=failure(
-                        "loop_node_interrupted",
-                        str(Reason.RUN_INTERRUPTED),
-                        f'node "{nid}" was cut off when the process running it ended; it may '
-                        "have acted, so it is not repeated",
-                    ),
-                )
-            doc.update(
-                status=INTERRUPTED,
-                owner=None,
-                ended_at=now,
-                updated_at=now,
-                error=failure(
-                    "loop_run_interrupted",
-                    str(Reason.RUN_INTERRUPTED),
-                    f"the process running this run ended during node(s) {', '.join(cut)}",
-                ),
-            )
-            try:
-                await self._records.save(doc)
-            except RunStopped:
-                continue
-            interrupted.append(row.id)
-        if self.placement is not None:  # the leases of the runs it ended, not resumed, go
-            for run_id in (*interrupted, *failed):
-                await self.placement.release_run(run_id)
-        return {"resumed": resumed, "interrupted": interrupted, "failed": failed}
-
-    async def _resumable(self, row: LoopRunRow) -> bool:
-        """Whether no one drives the run any more: with several daemons, the run's lease is
-        free or expired (and now this daemon's); alone, the process that drove it is gone."""
-        if self.placement is not None:
-            return await self.placement.claim_run(row.id)
-        return row.owner == self.owner or not _pid_alive(row.owner)
-
-    def _end_unreadable(self, row: LoopRunRow) -> None:
-        """A run whose record is too large to load ends ``failed``, its record left as is."""
-        log.warning("loop run %s: %s", row.id, row.doc["error"]["message"])
-        with self._store.write() as writer:
-            writer.set_loop_run_status(row.id, FAILED, self.now())
-
-    async def _fail_unresumable(self, doc: dict[str, Any], exc: CompozyError) -> None:
-        now = self.now()
-        doc.update(
-            status=FAILED,
-            owner=None,
-            ended_at=now,
-            updated_at=now,
-            error={**exc.payload(redact=False), "message": f"the run cannot resume: {exc}"},
-        )
-        with contextlib.suppress(RunStopped):
-            await self._records.save(doc)
+        return await self._driver.recover()
 
     async def shutdown(self) -> None:
         """Stop driving runs (this process ends): each stays as saved, for recovery."""
-        tasks = list(self._tasks.values())
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks)
+        await self._driver.shutdown()
 
     async def settle(self, run_id: str, timeout: float) -> None:
         """Wait (at most ``timeout``) for this process's driving of a run to stop."""
-        task = self._tasks.get(run_id)
-        if task is not None:
-            await asyncio.wait([task], timeout=timeout)
+        await self._driver.settle(run_id, timeout)

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 from compozy_mcp import jsonutil
+from compozy_mcp.background import Job, TaskOwner
 from compozy_mcp.blocking import Offload
 from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import timestamp
@@ -22,14 +23,15 @@ EVENT_FLUSH_SECONDS = 0.25
 
 
 class EventLog:
-    def __init__(self, sessions: Sessions, offload: Offload) -> None:
+    def __init__(self, sessions: Sessions, offload: Offload, tasks: TaskOwner) -> None:
         self._sessions = sessions
         self._offload = offload
+        self._tasks = tasks
         self._listeners: dict[str, set[asyncio.Queue[dict[str, Any]]]] = {}
         #: set on every event of any session (the operator's board redraws on it)
         self._watchers: set[asyncio.Event] = set()
         self._events: list[SessionEventRow] = []
-        self._flusher: asyncio.Task[None] | None = None
+        self._flusher: Job | None = None
         #: per session: woken when its events were stored (streams and CLI followers)
         self._stored: dict[str, set[asyncio.Event]] = {}
         self._flushing_now = False
@@ -108,11 +110,11 @@ class EventLog:
             # the next)
             if not self._flushing_now:
                 self._flushing_now = True
-                asyncio.get_running_loop().create_task(self._flush_soon(0.0))
+                self._tasks.start(lambda: self._flush_soon(0.0), "event-log-flush-now")
         elif self._flusher is None or self._flusher.done():
             # else within EVENT_FLUSH_SECONDS, even if nothing follows
-            self._flusher = asyncio.get_running_loop().create_task(
-                self._flush_soon(EVENT_FLUSH_SECONDS)
+            self._flusher = self._tasks.start(
+                lambda: self._flush_soon(EVENT_FLUSH_SECONDS), "event-log-flush"
             )
 
     @contextlib.contextmanager

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Protocol
 
 from compozy_mcp.agents.definitions import AgentDefinition
+from compozy_mcp.background import Job, TaskOwner
 from compozy_mcp.childenv import child_environment
 from compozy_mcp.runtime import _orphans as orphans
 
@@ -74,10 +75,11 @@ class AgentTransport(Protocol):
 
 class Launcher(Protocol):
     async def launch(
-        self, agent: AgentDefinition, cwd: str, env: Mapping[str, str]
+        self, agent: AgentDefinition, cwd: str, env: Mapping[str, str], tasks: TaskOwner
     ) -> AgentTransport:
         """Start an agent (its environment: this process's, its definition's, then ``env``);
-        ``OSError`` when it cannot be started (not installed, refusing root, ...)."""
+        ``OSError`` when it cannot be started (not installed, refusing root, ...). What reads
+        its output beside the caller runs in ``tasks``."""
         ...
 
 
@@ -88,7 +90,7 @@ class ProcessTransport:
     writer: asyncio.StreamWriter
     _pipes: list[asyncio.BaseTransport] = field(default_factory=list)
     _tail: deque[bytes] = field(default_factory=lambda: deque(maxlen=64))
-    _drain: asyncio.Task[None] | None = None
+    _drain: Job | None = None
     _note: Path | None = None
     #: the session whose agent this is: its stderr lines are logged as that session's
     session_id: str | None = None
@@ -148,9 +150,8 @@ class ProcessTransport:
         await asyncio.sleep(0)  # the last stderr bytes already in the pipe's buffer
         for pipe in self._pipes:
             pipe.close()
-        if self._drain is not None:
-            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(self._drain, timeout=1.0)
+        if self._drain is not None and not await self._drain.wait(1.0):
+            self._drain.cancel()
         if self._note is not None and self.process.returncode is not None:
             orphans.forget(self._note)
             self._note = None
@@ -237,7 +238,7 @@ class SubprocessLauncher:
         self.installed = installed
 
     async def launch(
-        self, agent: AgentDefinition, cwd: str, env: Mapping[str, str]
+        self, agent: AgentDefinition, cwd: str, env: Mapping[str, str], tasks: TaskOwner
     ) -> ProcessTransport:
         # never the daemon's token: its own proxy gets a session credential instead
         environment = child_environment({**os.environ, **agent.env, **env})
@@ -271,5 +272,7 @@ class SubprocessLauncher:
         transport = ProcessTransport(
             process, reader, writer, _pipes=[in_pipe, out_pipe, err_pipe], _note=note
         )
-        transport._drain = asyncio.create_task(transport._read_stderr(errors))
+        transport._drain = tasks.start(
+            lambda: transport._read_stderr(errors), f"agent-stderr-{process.pid}"
+        )
         return transport

@@ -304,11 +304,11 @@ class StoreReader(HeartbeatReader, LeaseReader, LoopReader, TaskReader, Worktree
         this reader cannot tell, and nothing is kept across reads on it."""
         return None
 
+    @abstractmethod
     def earliest_expiry(self) -> str | None:
         """The earliest ``ttl_expires_at`` of a session not stopped (``None``: none has one),
         kept with the :meth:`revision` so that :meth:`any_expired` need not be asked again
-        while nothing changes. Required of a reader whose revision is not ``None``."""
-        raise NotImplementedError(f"{type(self).__name__} gives no revision")
+        while nothing changes."""
 
     @abstractmethod
     def ancestry(self, session_id: str) -> list[str]:
