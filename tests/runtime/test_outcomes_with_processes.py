@@ -9,14 +9,28 @@ import anyio
 import pytest
 from tests.conftest import Caller
 
+from compozy_mcp.assembly import App
 from compozy_mcp.runtime.process import SubprocessLauncher
 
 pytestmark = [pytest.mark.anyio, pytest.mark.process]
 
 
+class _Recording(SubprocessLauncher):
+    """Starts agents as processes and keeps each one's transport."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started: list[Any] = []
+
+    async def launch(self, *args: Any, **kwargs: Any) -> Any:
+        transport = await super().launch(*args, **kwargs)
+        self.started.append(transport)
+        return transport
+
+
 @pytest.fixture
-def launcher() -> SubprocessLauncher:  # the app of these tests starts real processes
-    return SubprocessLauncher()
+def launcher() -> _Recording:  # the app of these tests starts real processes
+    return _Recording()
 
 
 async def _prompt(call: Caller, sid: str, text: str, **extra: Any) -> dict[str, Any]:
@@ -48,3 +62,27 @@ async def test_a_crash_keeps_the_running_turns_output_while_another_waits_queued
     assert (queued["status"], queued["stop_reason"]) == ("failed", "agent_crashed")
     third = await _prompt(call, sid, "and more", wait=True)
     assert third["status"] == "completed"
+
+
+async def test_a_start_under_way_when_the_app_stops_leaves_no_process(
+    app: App, call: Caller, launcher: _Recording
+) -> None:
+    """A prompt that did not wait starts its agent in the background; the app stops while the
+    agent has not answered its handshake: the start is cancelled and its process still ends."""
+    app.settings.home.mkdir(parents=True, exist_ok=True)
+    (app.settings.home / "agents.yaml").write_text(
+        "agents:\n  mute:\n    command: sleep\n    args: ['300']\n", encoding="utf-8"
+    )
+    sid = (await call.create(provider="mute"))["id"]
+    turn = await _prompt(call, sid, "hello", wait=False)
+    with anyio.fail_after(20):
+        while not launcher.started:
+            await anyio.sleep(0.02)
+    process = launcher.started[0].process
+    assert process.returncode is None
+    with anyio.fail_after(10):  # not the 60 s start timeout
+        await app.shutdown()
+    assert process.returncode is not None
+    # given up, not failed: the prompt waits, queued, for the next process to start the agent
+    history = await call.structured("compozy__session_history", {"session_id": sid})
+    assert [(t["turn_id"], t["status"]) for t in history["turns"]] == [(turn["turn_id"], "queued")]

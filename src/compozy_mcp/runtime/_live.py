@@ -60,6 +60,11 @@ class LiveAgent:
                 pending.answer.set_result(None)
 
 
+class StartAbandoned(Exception):  # a signal between runtime parts, never shown to a user
+    """A start given up because this process is stopping: nothing is recorded, the session
+    stays as it was for the next process (its queued turns stay queued)."""
+
+
 class AgentEnds(Protocol):
     """What ends an agent that can serve no more turns (:class:`._processes.AgentProcesses`)."""
 

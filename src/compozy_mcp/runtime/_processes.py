@@ -20,7 +20,7 @@ from compozy_mcp.errors import LimitExceeded
 from compozy_mcp.runtime import _orphans as orphans
 from compozy_mcp.runtime._event_log import EventLog
 from compozy_mcp.runtime._hints import hint
-from compozy_mcp.runtime._live import BACKGROUND, LiveAgent
+from compozy_mcp.runtime._live import BACKGROUND, LiveAgent, StartAbandoned
 from compozy_mcp.runtime.process import Launcher, ProcessTransport
 from compozy_mcp.sessions.model import AcpCaps
 from compozy_mcp.sessions.runtime import (
@@ -67,6 +67,10 @@ class AgentProcesses:
         #: the running agents, by session (shared with the turn runner)
         self.live = live
         self._locks: dict[str, asyncio.Lock] = {}
+        #: agents whose handshake is under way
+        self._starting: dict[str, LiveAgent] = {}
+        #: this process is stopping: a start under way is given up, not recorded
+        self.stopping = False
         #: several daemons on one store: who runs which agent (``None``: this process alone)
         self.placement: Placement | None = None
 
@@ -167,11 +171,15 @@ class AgentProcesses:
             on_overflow=lambda failure: self._overflowed(live, failure),
         )
         timeout = self._settings.agent_start_timeout_seconds
+        self._starting[ticket.session_id] = live
         try:
             handshake = await asyncio.wait_for(
                 self._handshake(live, ticket, effective), timeout=timeout
             )
         except BaseException as exc:
+            if self.stopping and not isinstance(exc, asyncio.CancelledError):
+                await self._end_process(live)
+                raise StartAbandoned(ticket.session_id) from None
             if isinstance(exc, Exception) and not isinstance(exc, TimeoutError):
                 # a closed connection is usually the process ending: let it say how
                 with contextlib.suppress(Exception):
@@ -179,10 +187,13 @@ class AgentProcesses:
                 status = transport.exited()
                 if status is not None:
                     exc = ConnectionError(f"exited with status {status}")
-            await self._end_process(live)
+            with anyio.CancelScope(shield=True):  # a cancelled start still ends its process
+                await self._end_process(live)
             if isinstance(exc, asyncio.CancelledError):
                 raise
             raise self._start_failure(live, exc, timeout) from None
+        finally:
+            self._starting.pop(ticket.session_id, None)
         live.caps = handshake.caps
         live.context = () if handshake.loaded else ticket.context
         await self._offload(self._announce, agent, handshake.options)
@@ -321,22 +332,26 @@ class AgentProcesses:
                 await self.release(session_id, live.generation)
 
     async def close(self, live: LiveAgent) -> None:
-        live.closing = True
-        live.drop_questions()
-        if self.live.get(live.session_id) is live:
-            del self.live[live.session_id]
-        if live.current is not None:
+        """End the agent: its turn cancelled, its session closed, its jobs and process ended;
+        bounded in time, and finished even when its caller is cancelled (a process must not
+        outlive its record)."""
+        with anyio.CancelScope(shield=True):
+            live.closing = True
+            live.drop_questions()
+            if self.live.get(live.session_id) is live:
+                del self.live[live.session_id]
+            if live.current is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(live.connection.cancel(), timeout=0.5)
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(live.connection.cancel(), timeout=0.5)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(live.connection.close(), timeout=CLOSE_SESSION_SECONDS)
-        others = [job for job in live.tasks if not job.is_current()]
-        for job in others:
-            job.cancel()
-        for job in others:
-            await job.wait()
-        await self._end_process(live)
-        await self.placed_elsewhere(live.session_id)
+                await asyncio.wait_for(live.connection.close(), timeout=CLOSE_SESSION_SECONDS)
+            others = [job for job in live.tasks if not job.is_current()]
+            for job in others:
+                job.cancel()
+            for job in others:
+                await job.wait()
+            await self._end_process(live)
+            await self.placed_elsewhere(live.session_id)
 
     async def placed_elsewhere(self, session_id: str) -> None:
         """No agent of the session runs here any more: its lease goes (another daemon may run
@@ -402,6 +417,15 @@ class AgentProcesses:
             live.current = None
         self._log.publish(live.session_id, {"kind": "runtime_failed", "summary": summary})
         await self.placed_elsewhere(live.session_id)
+
+    async def abandon_starts(self) -> None:
+        """This process is stopping: the agents still starting are ended, and their starts
+        given up (:class:`StartAbandoned`), their sessions left as they were for the next
+        process (a start's record is shielded from its caller's cancellation, so it is its
+        process that is stopped)."""
+        self.stopping = True
+        for live in list(self._starting.values()):
+            await self._end_process(live)
 
     async def close_all(self) -> list[str]:
         """End every agent (this process is exiting); the sessions whose agents ran."""

@@ -38,7 +38,7 @@ from compozy_mcp.config import Settings
 from compozy_mcp.errors import ToolConflict
 from compozy_mcp.reasons import Reason
 from compozy_mcp.runtime._event_log import EventLog
-from compozy_mcp.runtime._live import BACKGROUND, LiveAgent
+from compozy_mcp.runtime._live import BACKGROUND, LiveAgent, StartAbandoned
 from compozy_mcp.runtime._processes import AgentProcesses
 from compozy_mcp.runtime._turns import TurnRunner
 from compozy_mcp.runtime.process import Launcher, SubprocessLauncher
@@ -121,7 +121,9 @@ class AgentRuntime:
         await self._processes.reconcile()
 
     async def shutdown(self) -> None:
-        """End every agent (this process is exiting); their sessions are unbound."""
+        """End every agent (this process is exiting); their sessions are unbound. Starts
+        under way are given up first (their binds are shielded from cancellation)."""
+        await self._processes.abandon_starts()
         for job in self._tasks.jobs(BACKGROUND):
             job.cancel()
             await job.wait()
@@ -206,7 +208,10 @@ class AgentRuntime:
             begin = self._sessions.binding.begin
             record, ticket = await self._offload(begin, call, session_id, True)
             if ticket is not None:
-                record = await self._sessions.bind(call, ticket, record)
+                try:
+                    record = await self._sessions.bind(call, ticket, record)
+                except StartAbandoned:
+                    return  # this process stops: the next one starts the agent
                 failure = record["runtime"].get("failure")
                 if record["runtime"]["status"] == "failed" and failure is not None:
                     await self._turns.fail_open_turns(
