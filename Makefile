@@ -54,9 +54,13 @@ browser-deps:
 	./scripts/browser-deps.sh
 
 # Every tier: unit, postgres (a PostgreSQL 16 server from the pgserver wheel, tests/pg.py),
-# process (daemons, proxies, the console script), node, browser, bench.
+# process (daemons, proxies, the console script), node, browser, bench. Twice as many workers
+# as cores: a process-tier test spends much of its time waiting (a daemon or an agent starting,
+# answering, stopping) while another worker computes. TEST_WORKERS=N sets the number.
+TEST_WORKERS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 1) )))
+
 tests: $(STAMP) node-deps browser-deps
-	$(BIN)/pytest -n auto --dist loadscope
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadscope
 
 test: lint typecheck tests
 

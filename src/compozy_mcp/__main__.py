@@ -1,5 +1,3 @@
-import sys
+from compozy_mcp.cli.main import console
 
-from compozy_mcp.cli.main import main
-
-sys.exit(main())
+console()

@@ -452,4 +452,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    from compozy_mcp.interpreter import exit_now
+
     main()
+    exit_now(0)  # its client closed stdin: no teardown of the ACP schema's models to pay for

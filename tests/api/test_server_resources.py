@@ -35,9 +35,11 @@ def _open_sessions(daemon: Daemon) -> int:
         return count
 
 
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    home = Home.make(tmp_path).with_env(
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    """One daemon with small caps and short deadlines for the module: each test opens its own
+    connections, and the daemon serving on after what the one before did is part of it."""
+    home = Home.make(tmp_path_factory.mktemp("home")).with_env(
         COMPOZY_MCP_MAX_SESSIONS=str(MAX_SESSIONS),
         COMPOZY_HTTP_HEAD_TIMEOUT_SECONDS="1",
         COMPOZY_HTTP_BODY_TIMEOUT_SECONDS="1",

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -38,14 +37,15 @@ class Person:
         return types.ElicitResult(action="accept", content={"decision": "allow-once"})
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Home:
     # approvals as a user has them: a managed session's mutating call waits for one
-    return Home.make(tmp_path).with_env(COMPOZY_PERMISSION_MODE="default")
+    return Home.make(tmp_path_factory.mktemp("home")).with_env(COMPOZY_PERMISSION_MODE="default")
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def daemon(home: Home) -> Iterator[Daemon]:
+    """One daemon for the module: each test makes its own session and asks about it only."""
     with running_daemon(home, "--port", "0", "--no-uds", listeners=1) as running:
         yield running
 

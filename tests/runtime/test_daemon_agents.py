@@ -278,19 +278,17 @@ def test_without_an_address_the_cli_finds_the_daemon_on_its_socket() -> None:
 
 
 def test_session_cancel_counts_only_the_queued_turns(daemon: Daemon, daemon_home: Home) -> None:
-    """``compozy session cancel``: the running turn is named, the queue counted apart."""
+    """``compozy session cancel``: the running turn is named, the queue counted apart (the
+    commands as typed, in this process: the console script is run by the tests above)."""
     assert daemon.url is not None
     env = {**daemon_home.env, "COMPOZY_URL": daemon.url}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(COMPOZY), *args], env=env, capture_output=True, text=True, timeout=60, check=False
-        )
+        return run_cli(*args, env=env)
 
-    def status(sid: str) -> dict[str, Any]:
+    def runtime_is(sid: str, wanted: str) -> bool:
         found: dict[str, Any] = json.loads(cli("session", "status", sid, "-o", "json").stdout)
-        session: dict[str, Any] = found["session"]
-        return session
+        return bool(found["session"]["runtime"]["status"] == wanted)
 
     made = json.loads(
         cli("session", "create", "--agent", "g", "--provider", "echo", "-o", "json").stdout
@@ -300,16 +298,10 @@ def test_session_cancel_counts_only_the_queued_turns(daemon: Daemon, daemon_home
         started = cli("session", "prompt", sid, "slow 30", "--no-wait", "-o", "json")
         assert started.returncode == 0, started.stderr
         turn_id = json.loads(started.stdout)["turn"]["turn_id"]
-        for _ in range(600):
-            if status(sid)["runtime"]["status"] == "running":
-                break
-            time.sleep(0.05)
+        wait_until(lambda: runtime_is(sid, "running"), "the slow turn running")
         for _ in range(queued):
             assert cli("session", "prompt", sid, "later", "--no-wait").returncode == 0
         done = cli("session", "cancel", sid)
         assert done.returncode == 0, done.stderr
         assert done.stdout == f"cancelled: {turn_id}; {queued} queued\n"
-        for _ in range(600):
-            if status(sid)["runtime"]["status"] == "ready":
-                break
-            time.sleep(0.05)
+        wait_until(lambda: runtime_is(sid, "ready"), "the agent ready again after the cancel")

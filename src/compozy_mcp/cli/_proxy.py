@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
@@ -115,10 +116,21 @@ def discovery_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: what a proxy serves with, imported up front (:func:`interpreter.imports_without_collector`)
+_SERVING_MODULES = ("compozy_mcp.proxy.transports", "compozy_mcp.net")
+_RELAY_MODULES = ("compozy_mcp.proxy.relay", *_SERVING_MODULES)
+_IN_PROCESS_MODULES = ("compozy_mcp.assembly", "compozy_mcp.proxy.server", *_SERVING_MODULES)
+
+
 def run(args: argparse.Namespace, context: Context) -> int:
+    from compozy_mcp.interpreter import imports_without_collector
+
     if args.page_size is not None and args.page_size < 1:
         raise InvalidRequest("--page-size must be at least 1")
     daemon = context.daemon()
+    with imports_without_collector():
+        for name in _RELAY_MODULES if daemon is not None else _IN_PROCESS_MODULES:
+            importlib.import_module(name)
     if daemon is not None:
         return _relay(args, context, daemon)
     return _in_process(args, context)

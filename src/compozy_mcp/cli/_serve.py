@@ -83,18 +83,21 @@ def _say(text: str) -> None:
 
 
 def run(args: argparse.Namespace, context: Context) -> int:
-    from compozy_mcp import daemon, net
-    from compozy_mcp.api.auth import Access
-    from compozy_mcp.assembly import open_app
-    from compozy_mcp.calls import OPERATOR
-    from compozy_mcp.cli._context import read_token_file
-    from compozy_mcp.cli._proxy import client_setup, upstreams_for
-    from compozy_mcp.cluster import daemon_identity
-    from compozy_mcp.credentials import is_session_credential
-    from compozy_mcp.http_limits import HttpDeadlines
-    from compozy_mcp.proxy.discovery import Discovery
-    from compozy_mcp.store.open import check_spec
-    from compozy_mcp.upstream.asking import EVERY_CAPABILITY
+    from compozy_mcp.interpreter import imports_without_collector
+
+    with imports_without_collector():
+        from compozy_mcp import daemon, net
+        from compozy_mcp.api.auth import Access
+        from compozy_mcp.assembly import open_app
+        from compozy_mcp.calls import OPERATOR
+        from compozy_mcp.cli._context import read_token_file
+        from compozy_mcp.cli._proxy import client_setup, upstreams_for
+        from compozy_mcp.cluster import daemon_identity
+        from compozy_mcp.credentials import is_session_credential
+        from compozy_mcp.http_limits import HttpDeadlines
+        from compozy_mcp.proxy.discovery import Discovery
+        from compozy_mcp.store.open import check_spec
+        from compozy_mcp.upstream.asking import EVERY_CAPABILITY
 
     tcp, uds = not args.no_tcp, not args.no_uds
     token = read_token_file(Path(args.token_file)) if args.token_file else context.token

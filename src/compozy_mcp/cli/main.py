@@ -9,7 +9,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from compozy_mcp import __version__
 from compozy_mcp.errors import CompozyError
@@ -134,6 +134,14 @@ def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = N
         # Output piped into a command that closed early (``| head``) is not an error.
         sys.stderr.close()
         return 0
+
+
+def console() -> NoReturn:
+    """The ``compozy`` console script (and ``python -m compozy_mcp``): :func:`main`, then the
+    process ends without the interpreter's teardown (:mod:`compozy_mcp.interpreter`)."""
+    from compozy_mcp.interpreter import exit_now
+
+    exit_now(main())
 
 
 def _hint(error: CompozyError, args: argparse.Namespace, context: Context | None) -> str | None:
