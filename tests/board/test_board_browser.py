@@ -14,6 +14,7 @@ import pytest
 from tests.api.support import Daemon, Home, running_daemon
 from tests.board import support
 from tests.board.support import HOSTILE
+from tests.loops.support import gate, graph
 
 from compozy_mcp.board._app import TRANSCRIPT_PAGE
 
@@ -315,6 +316,32 @@ def test_a_gate_is_approved_from_the_loops_page(daemon: Daemon, page: Any) -> No
     page.locator(f'section.run[data-run="{run_id}"][data-status="succeeded"]').wait_for(
         timeout=15_000
     )
+
+
+SLOW_THEN_GATE = graph(
+    "id: work\nclass: action\nkind: run-agent\nparams:\n"
+    "  agent: echo\n  prompt: slow 2\n  timeout_seconds: 60",
+    gate("review", ("ok", "Done?")),
+    edges=(("work", "review"),),
+)
+
+
+def test_a_run_that_reaches_its_gate_after_the_page_was_drawn_shows_the_gate(
+    daemon: Daemon, page: Any
+) -> None:
+    """The loops page looks again while a run moves (a Loop run sends the board no event):
+    drawn while the agent's two-second turn runs, it shows the gate once the run waits."""
+    with daemon.client() as client:
+        made = client.post("/api/loops", json={"definition": SLOW_THEN_GATE, "loop_id": "slow"})
+        assert made.status_code == 201, made.text
+        started = client.post("/api/loops/slow/runs", json={})
+        assert started.status_code in (200, 201, 202), started.text
+    run_id = started.json()["run"]["run_id"]
+    page.goto(board(daemon) + "loops")
+    moving = f'section.run[data-run="{run_id}"]:is([data-status="queued"], [data-status="running"])'
+    page.locator(moving).wait_for(timeout=15_000)  # drawn before the gate
+    run = page.locator(f'section.run[data-run="{run_id}"][data-status="waiting"]')
+    run.locator(".gate li", has_text="Done?").wait_for(timeout=30_000)
 
 
 def invoke(daemon: Daemon, tool: str, **tool_input: Any) -> dict[str, Any]:

@@ -6,9 +6,16 @@
   const c = window.compozy;
   const main = document.getElementById("loops");
 
+  // a run still queued or running is looked at again soon: a Loop run sends the board no
+  // event, and one that reaches its gate after the page was drawn must show the gate
+  const MOVING = 'section.run[data-status="queued"], section.run[data-status="running"]';
+  let again = null;
+
   async function draw() {
+    clearTimeout(again);
     const nodes = await c.fragment("/board/loops");
     if (nodes !== null) c.draw(main, nodes);
+    if (main.querySelector(MOVING)) again = setTimeout(draw, 1000);
   }
 
   main.addEventListener("click", async (event) => {
