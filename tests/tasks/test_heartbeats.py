@@ -201,6 +201,17 @@ async def test_the_default_prompt_is_the_workspaces_heartbeat_md_as_it_is_at_eac
     assert (full["prompt"], full["prompt_source"]) == ("Mine.", "input")
 
 
+async def _slow_turn_running(call: Caller, session: str) -> None:
+    """Prompt the session with a turn that streams for 30 s, and wait until it runs."""
+    await call("compozy__session_prompt", {"session_id": session, "prompt": "slow 30"})
+
+    async def running() -> bool:
+        return bool((await call.full(session))["runtime"]["status"] == "running")
+
+    ran: bool = await wait_until_async(running, "the slow turn to run")
+    assert ran
+
+
 async def test_a_wake_is_skipped_while_a_turn_runs_and_never_two_at_once(call: Caller) -> None:
     session = (await call.create(provider="claude"))["id"]
     wake = "compozy__agent_heartbeat_wake"
@@ -217,13 +228,7 @@ async def test_a_wake_is_skipped_while_a_turn_runs_and_never_two_at_once(call: C
     full = await _status(call, session, result_view="full")
     assert full["wakes"] == 1
     await call("compozy__session_wait", {"session_id": session, "turn_id": full["last_turn_id"]})
-    await call("compozy__session_prompt", {"session_id": session, "prompt": "slow 30"})
-
-    async def running() -> bool:
-        return bool((await call.full(session))["runtime"]["status"] == "running")
-
-    ran: bool = await wait_until_async(running, "the slow turn to run")
-    assert ran
+    await _slow_turn_running(call, session)
     busy = (await call.structured(wake, {"session_id": session}))["heartbeat"]
     assert busy["last_outcome"] == "skipped_busy"
     await call("compozy__session_prompt_cancel", {"session_id": session})
@@ -312,13 +317,7 @@ async def test_a_skipped_wake_keeps_the_turn_the_last_prompting_wake_started(
     wake = "compozy__agent_heartbeat_wake"
     woken = (await call.structured(wake, {"session_id": session}))["heartbeat"]
     assert woken["last_outcome"] == "woken"
-    await call("compozy__session_prompt", {"session_id": session, "prompt": "slow 30"})
-
-    async def running() -> bool:
-        return bool((await call.full(session))["runtime"]["status"] == "running")
-
-    ran: bool = await wait_until_async(running, "the slow turn to run")
-    assert ran
+    await _slow_turn_running(call, session)
     skipped = (await call.structured(wake, {"session_id": session}))["heartbeat"]
     assert skipped["last_outcome"] == "skipped_busy"
     assert skipped["last_turn_id"] == woken["last_turn_id"]
