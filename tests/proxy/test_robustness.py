@@ -534,3 +534,20 @@ async def test_an_http_connection_closed_while_its_call_runs_leaves_the_proxy_se
             assert record(await client.call_tool("compozy__session_status", {"session_id": sid}))
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert not errors, [r.getMessage() for r in errors]
+
+
+@pytest.mark.process
+def test_stdin_from_dev_null_ends_the_proxy_at_once(proxy_home: Home) -> None:
+    """``compozy proxy < /dev/null``: a device the event loop cannot poll is read in a thread;
+    it ends at once (it hung, the loop's reader failing in a callback)."""
+    done = subprocess.run(
+        [str(COMPOZY), "proxy"],
+        stdin=subprocess.DEVNULL,
+        env=proxy_home.env,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b""
+    assert b"Exception" not in done.stderr, done.stderr

@@ -111,9 +111,12 @@ class _Wire:
                 os.close(fd)
 
     async def lines(self) -> AsyncIterator[bytes]:
-        """stdin's lines. A pipe or terminal is read by the event loop (no thread, so a stop
-        is immediate); a regular file is read in a worker thread."""
-        if stat.S_ISREG(os.fstat(self.in_fd).st_mode):
+        """stdin's lines. A pipe, socket or terminal is read by the event loop (no thread, so
+        a stop is immediate); anything the loop cannot poll (a regular file, ``/dev/null`` and
+        other devices: epoll refuses them) is read in a worker thread."""
+        mode = os.fstat(self.in_fd).st_mode
+        pollable = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(self.in_fd)
+        if not pollable:
             async with await anyio.open_file(self.in_fd, "rb", closefd=False) as source:
                 async for line in source:
                     yield line
