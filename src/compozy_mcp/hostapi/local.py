@@ -285,10 +285,13 @@ class LocalHost:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        try:
-            await self._running.aclose()
-        finally:
+        if not self._owns_app:
             await self.aclose()
+            return
+        try:
+            await self._running.aclose()  # App.running ends with the app's shutdown
+        finally:
+            self.app.close()
 
     async def aclose(self) -> None:
         # async hooks and run records of this process's calls finish before it ends

@@ -101,7 +101,11 @@ class LoopService:
             self._limits,
             self.now,
         )
-        self.owner = self._driver.owner
+
+    @property
+    def owner(self) -> str:
+        """This process, as the ``owner`` a run it drives records."""
+        return self._driver.owner
 
     @property
     def placement(self) -> RunPlacement | None:

@@ -64,7 +64,6 @@ class AgentRuntime:
         launcher: Launcher | None = None,
     ) -> None:
         self._sessions = sessions
-        self._settings = settings
         self._offload = offload
         self._tasks = tasks
         #: what the agents report, buffered, stored and published to followers
