@@ -499,6 +499,8 @@ def test_a_long_transcript_is_shown_to_its_end(daemon: Daemon, page: Any) -> Non
     last = page.locator(".transcript .event", has_text=f"echo: turn {turns - 1}")
     last.first.wait_for(timeout=20_000)
     assert page.locator(".transcript .event", has_text="echo: turn 0").count() == 1
+    # the last turn's end may come with the page read after its text: wait for it to be drawn
+    page.locator(".transcript .event.turn_ended").nth(turns - 1).wait_for(timeout=20_000)
     assert page.locator(".transcript .event.turn_ended").count() == turns
     prompt(daemon, made["id"], "one more")  # and it goes on as the session does
     page.locator(".transcript .event", has_text="echo: one more").first.wait_for(timeout=20_000)
