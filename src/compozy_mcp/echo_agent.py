@@ -1,7 +1,8 @@
 """``echo``: a small, deterministic ACP agent that ships with compozy-mcp, so that the tour and
 the tests run without credentials. Run it as ``python -m compozy_mcp.echo_agent``.
 
-What it does with a prompt (words are matched case-insensitively, first match wins):
+What it does with a prompt (words are matched case-insensitively in the prompt's own text, its
+last text block, since a block before it is context; first match wins):
 
 - ``crash``: sends one message chunk, then exits with status 3 (an agent dying mid-turn);
 - ``slow N``: streams one chunk a second for N seconds (default 30), stopping with
@@ -110,6 +111,13 @@ class _Session:
 
 def _text_of(prompt: list[Any]) -> str:
     return "".join(getattr(block, "text", "") for block in prompt)
+
+
+def _asked(prompt: list[Any]) -> str:
+    """The prompt's own words: its last text block (a block before it is context, such as the
+    conversation so far, and asks for nothing)."""
+    texts = [text for block in prompt if isinstance(text := getattr(block, "text", None), str)]
+    return texts[-1] if texts else ""
 
 
 def _words(text: str) -> int:
@@ -281,8 +289,8 @@ class EchoAgent:
         session = self._session(session_id)
         session.cancelled = asyncio.Event()
         session.turns += 1
-        text = _text_of(prompt)
-        lowered = text.lower()
+        text, asked = _text_of(prompt), _asked(prompt)
+        lowered = asked.lower()
         said: list[str] = []
 
         async def say(part: str) -> None:
@@ -290,7 +298,7 @@ class EchoAgent:
             await self._say(session_id, part)
 
         stop: Any = "end_turn"
-        if match := re.match(r"\s*fail\s+(.+)$", text, re.S | re.I):
+        if match := re.match(r"\s*fail\s+(.+)$", asked, re.S | re.I):
             from acp import RequestError
 
             # a turn the agent cannot take (its model backend refused it)
@@ -308,9 +316,9 @@ class EchoAgent:
                     continue
                 stop = "cancelled"
                 break
-        elif match := re.match(r"\s*call\s+(\S+)\s*(\{.*\})?\s*$", text, re.S):
+        elif match := re.match(r"\s*call\s+(\S+)\s*(\{.*\})?\s*$", asked, re.S):
             await say(await self._call_tool(session_id, session, match.group(1), match.group(2)))
-        elif match := re.match(r"\s*write\s+(\S*[./]\S*)\s+(.+)$", text, re.S | re.I):
+        elif match := re.match(r"\s*write\s+(\S*[./]\S*)\s+(.+)$", asked, re.S | re.I):
             stop = await self._write(session_id, session, say, match.group(1), match.group(2))
         elif "write" in lowered:
             stop = await self._write(session_id, session, say, NOTES, NOTES_TEXT)

@@ -5,6 +5,7 @@ the same store. The agents are the shipped echo agent run in this process."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 from typing import Any
 
 import anyio
@@ -254,6 +255,7 @@ async def test_a_queued_turn_of_a_bound_session_no_daemon_holds_is_run_here(
 ) -> None:
     sid = await _session(call)
     assert (await _prompt(call, sid, "one", wait=True))["status"] == "completed"
+    acp_session = (await call.full(sid))["runtime"]["acp_session_id"]
     unbound = await _session(call)
     # its agent ended with its lease, the store still says bound (a bind that lost a race)
     await app.runtime.release(sid)
@@ -264,8 +266,10 @@ async def test_a_queued_turn_of_a_bound_session_no_daemon_holds_is_run_here(
     with anyio.fail_after(30):
         done = await app.runtime.wait_turn(_call(), sid, turn.turn_id or "", 30)
     assert done["status"] == "completed"
-    # a new agent, told the conversation so far (kept by compozy)
-    assert done["final_message"].endswith("User: one\nAgent: echo: oneorphaned")
+    # a new agent, which loaded the ACP session the one that ended had (no replay needed)
+    assert done["final_message"] == "echo: orphaned"
+    runtime = (await call.full(sid))["runtime"]
+    assert (runtime["acp_session_id"], runtime["generation"]) == (acp_session, 2)
     held = _lease(app, sid)
     assert held is not None
     assert held.daemon_id == "d-here"
@@ -341,3 +345,39 @@ async def test_a_take_over_during_a_refused_claim_still_runs_the_queued_turn(
     lease = _lease(app, sid)
     assert lease is not None
     assert lease.daemon_id == "d-here"
+
+
+async def test_a_prompt_during_a_take_over_that_gives_the_lease_up_keeps_the_lease_it_binds(
+    app: App, call: Caller, node: ClusterNode, now: Now, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A take-over finds no queued turn and gives the lease up; a prompt arriving meanwhile
+    binds the agent here. The lease is given up before that bind claims it (never after, from
+    under a running agent, which the next renewal would then end mid-turn)."""
+    sid = await _session(call)
+    _peer_holds(app, sid, now, expired=True)
+    real_drop = node._drop
+    dropping, go_on = threading.Event(), threading.Event()
+
+    def held_drop(session_id: str) -> None:
+        dropping.set()
+        go_on.wait(30)
+        real_drop(session_id)
+
+    monkeypatch.setattr(node, "_drop", held_drop)
+    async with anyio.create_task_group() as group:
+        group.start_soon(node.take_over_expired)
+        await anyio.to_thread.run_sync(dropping.wait, 30)
+        turn = await _prompt(call, sid, "during", wait=False)
+        with anyio.move_on_after(3):  # were its bind not held back, it would be done by now
+            while sid not in app.runtime.live_sessions():
+                await anyio.sleep(0.02)
+        go_on.set()
+    with anyio.fail_after(30):
+        done = await app.runtime.wait_turn(_call(), sid, turn["turn_id"], 30)
+    assert (done["status"], done["final_message"]) == ("completed", "echo: during")
+    lease = _lease(app, sid)
+    assert lease is not None
+    assert lease.daemon_id == "d-here"
+    await node.renew()
+    await app.runtime.settled()
+    assert app.runtime.live_sessions() == [sid]  # its agent keeps running here

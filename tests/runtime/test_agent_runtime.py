@@ -498,6 +498,30 @@ async def test_stop_and_runtime_clear_end_the_agent(
     assert all(t.terminated for t in launcher.launched)
 
 
+async def test_a_reconcile_while_a_bind_is_being_recorded_leaves_the_new_agent_running(
+    app: App, call: Caller, launcher: InProcessLauncher, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between the agent's start and the record of its bind, the record still names the
+    generation before it: a reconcile then (a TTL round, a cluster tick) must not take the new
+    agent for a stale one and end it, leaving a bound session that no agent serves."""
+    sid = await _echo_session(call)
+    complete = app.sessions.binding.complete
+    reconciled: list[list[str]] = []
+
+    def reconcile_first(*args: Any) -> Any:
+        anyio.from_thread.run(app.runtime.reconcile)
+        reconciled.append(app.runtime.live_sessions())
+        return complete(*args)
+
+    monkeypatch.setattr(app.sessions.binding, "complete", reconcile_first)
+    turn = await _prompt(call, sid, "hello")
+    assert reconciled == [[sid]]  # the agent survived the reconcile
+    assert (turn["status"], turn["summary"]["text"]) == ("completed", "echo: hello")
+    assert len(launcher.running()) == 1
+    await app.runtime.reconcile()  # recorded now: the agent is the session's
+    assert app.runtime.live_sessions() == [sid]
+
+
 async def test_shutdown_ends_every_agent_and_unbinds_their_sessions(
     app: App, call: Caller, launcher: InProcessLauncher
 ) -> None:

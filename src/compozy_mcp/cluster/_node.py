@@ -38,6 +38,7 @@ from compozy_mcp.calls import CallInfo
 from compozy_mcp.cluster._identity import DaemonIdentity
 from compozy_mcp.cluster.wakeup import PollingWakeup, Wakeup
 from compozy_mcp.errors import CompozyError
+from compozy_mcp.keyed_locks import KeyedLocks
 from compozy_mcp.store.leases import LeaseRow, SignalRow
 
 if TYPE_CHECKING:
@@ -93,6 +94,10 @@ class ClusterNode:
         self._now = now_ms
         self._event_seq: int | None = None
         self._checked_at = 0
+        #: a session's lease is claimed, and given up, by one task of this daemon at a time: a
+        #: take-over's marks are made before a prompt's bind reads the session, and a lease is
+        #: never given up under an agent that a prompt started here meanwhile
+        self._lease_turns = KeyedLocks()
 
     @property
     def _store(self) -> Store:
@@ -113,7 +118,8 @@ class ClusterNode:
     # --- the Placement --------------------------------------------------------------------
 
     async def claim(self, session_id: str) -> bool:
-        return await self._offload(self._claim, session_id)
+        async with self._lease_turns.hold(session_id):
+            return await self._offload(self._claim, session_id)
 
     def _claim(self, session_id: str) -> bool:
         now = self._now()
@@ -129,15 +135,22 @@ class ClusterNode:
         return True
 
     async def bound(self, session_id: str) -> None:
-        row = self._row(session_id, self._now())
-        await self._offload(self._put, row)
+        async with self._lease_turns.hold(session_id):
+            await self._offload(self._put, self._row(session_id, self._now()))
 
     def _put(self, row: LeaseRow) -> None:
         with self._store.write() as writer:
             writer.claim_lease(row, EVERY_LEASE_EXPIRED)
 
     async def released(self, session_id: str) -> None:
-        await self._offload(self._drop, session_id)
+        async with self._lease_turns.hold(session_id):
+            await self._give_up(session_id)
+
+    async def _give_up(self, session_id: str) -> None:
+        """Drop the lease unless an agent of the session runs or starts here (a prompt that
+        came while the caller decided to give it up)."""
+        if session_id not in self._runtime.placed_sessions():
+            await self._offload(self._drop, session_id)
 
     def _drop(self, session_id: str) -> None:
         self._drop_key(session_key(session_id))
@@ -327,8 +340,7 @@ class ClusterNode:
     async def _bind(self, session_id: str) -> None:
         with contextlib.suppress(CompozyError):  # e.g. stopped meanwhile: nothing to run
             await self._runtime.ensure_running(TAKE_OVER, session_id)
-        if session_id not in self._runtime.placed_sessions():
-            await self.released(session_id)
+        await self.released(session_id)  # kept when its agent runs here now
 
     def _live_here(self) -> list[str]:
         return self._runtime.live_sessions()
@@ -355,13 +367,14 @@ class ClusterNode:
                 log.info("loop runs of a daemon that stopped renewing: %s", recovered)
         taken: list[str] = []
         for session_id in expired:
-            if not await self.claim(session_id):
-                continue  # another daemon was first
-            taken.append(session_id)
-            with self._store.read() as reader:
-                waiting = reader.queued_turn_sessions([session_id])
+            async with self._lease_turns.hold(session_id):
+                if not await self._offload(self._claim, session_id):
+                    continue  # another daemon was first
+                taken.append(session_id)
+                with self._store.read() as reader:
+                    waiting = reader.queued_turn_sessions([session_id])
+                if not waiting:
+                    await self._give_up(session_id)
             if waiting:  # its agent starts here, in the background (a start takes seconds)
                 self._runtime.in_background(functools.partial(self._bind, session_id), "take-over")
-            else:
-                await self.released(session_id)
         return taken

@@ -6,6 +6,7 @@ its runtime (``runtime.failure``); everything persisted so far stays."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import functools
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from compozy_mcp.background import TaskOwner
 from compozy_mcp.blocking import Offload
 from compozy_mcp.config import Settings
 from compozy_mcp.errors import LimitExceeded
+from compozy_mcp.keyed_locks import KeyedLocks
 from compozy_mcp.runtime import _orphans as orphans
 from compozy_mcp.runtime._event_log import EventLog
 from compozy_mcp.runtime._hints import hint
@@ -66,7 +68,11 @@ class AgentProcesses:
         self._catalogs = CatalogCache(settings.home)
         #: the running agents, by session (shared with the turn runner)
         self.live = live
-        self._locks: dict[str, asyncio.Lock] = {}
+        #: a session's start and release, one at a time
+        self._locks = KeyedLocks()
+        #: sessions whose start (a prompt's bind, a new selection) is under way here, and
+        #: how many of them
+        self._starts: collections.Counter[str] = collections.Counter()
         #: agents whose handshake is under way
         self._starting: dict[str, LiveAgent] = {}
         #: this process is stopping: a start under way is given up, not recorded
@@ -91,37 +97,49 @@ class AgentProcesses:
         self._reaped = True
         return orphans.reap(self._settings.home / "run")
 
-    def _lock(self, session_id: str) -> asyncio.Lock:
-        return self._locks.setdefault(session_id, asyncio.Lock())
+    @property
+    def starting(self) -> set[str]:
+        """Sessions whose start is under way here."""
+        return set(self._starts)
 
     async def start(self, ticket: BindTicket) -> Binding:
-        async with self._lock(ticket.session_id):
-            catalog = self.agents(ticket.cwd)
-            try:
-                agent = check_selection(ticket.selection, catalog)
-            except Exception as exc:
-                raise BindFailed("selection_rejected", str(exc)) from None
-            effective = effective_selection(ticket.selection, agent)
-            live = self.live.get(ticket.session_id)
-            if (
-                ticket.reuse_live
-                and live is not None
-                and live.agent.name == agent.name
-                and live.transport.exited() is None
-            ):
-                await self._reconfigure(live, effective)
-                return Binding(
-                    effective=effective,
-                    acp_session_id=live.connection.acp_session_id,
-                    acp_caps=live.caps,
-                    available_commands=live.commands,
-                    new_process=False,
-                )
-            if live is not None:
-                await self.close(live)
-            if self.placement is not None:
-                await self.placement.bound(ticket.session_id)
-            return await self._launch(ticket, agent, effective)
+        session_id = ticket.session_id
+        self._starts[session_id] += 1
+        try:
+            async with self._locks.hold(session_id):
+                return await self._start(ticket)
+        finally:
+            self._starts[session_id] -= 1
+            if not self._starts[session_id]:
+                del self._starts[session_id]
+
+    async def _start(self, ticket: BindTicket) -> Binding:
+        catalog = self.agents(ticket.cwd)
+        try:
+            agent = check_selection(ticket.selection, catalog)
+        except Exception as exc:
+            raise BindFailed("selection_rejected", str(exc)) from None
+        effective = effective_selection(ticket.selection, agent)
+        live = self.live.get(ticket.session_id)
+        if (
+            ticket.reuse_live
+            and live is not None
+            and live.agent.name == agent.name
+            and live.transport.exited() is None
+        ):
+            await self._reconfigure(live, effective)
+            return Binding(
+                effective=effective,
+                acp_session_id=live.connection.acp_session_id,
+                acp_caps=live.caps,
+                available_commands=live.commands,
+                new_process=False,
+            )
+        if live is not None:
+            await self.close(live)
+        if self.placement is not None:
+            await self.placement.bound(ticket.session_id)
+        return await self._launch(ticket, agent, effective)
 
     async def _reconfigure(self, live: LiveAgent, effective: Any) -> None:
         try:
@@ -311,13 +329,17 @@ class AgentProcesses:
         live = self.live.get(session_id)
         if live is None or (generation is not None and live.generation != generation):
             return
-        async with self._lock(session_id):
+        async with self._locks.hold(session_id):
             if self.live.get(session_id) is live:
                 await self.close(live)
 
     async def reconcile(self) -> None:
-        """End every agent whose session no longer holds it."""
+        """End every agent whose session no longer holds it. An agent whose bind is still
+        being recorded is left alone: until the record says so, its generation is the one
+        before it (the bind itself ends it when the record refuses it)."""
         for session_id, live in list(self.live.items()):
+            if not live.bound:
+                continue
             with self._sessions.ledger.store.read() as reader:
                 row = reader.session(session_id)
                 state = self._sessions.ledger.read_state(row) if row is not None else None

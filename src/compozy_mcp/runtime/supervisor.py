@@ -151,8 +151,9 @@ class AgentRuntime:
         return self._turns.answer_live(session_id, interaction_id, decision)
 
     def placed_sessions(self) -> set[str]:
-        """Sessions whose agent runs here, or is being started here."""
-        return set(self._live) | self._binding
+        """Sessions whose agent runs here, or is being started here (by a prompt, or by a
+        bind of another kind: a new selection)."""
+        return set(self._live) | self._binding | self._processes.starting
 
     async def prompt(self, call: CallInfo, session_id: str, text: str, *, wait: bool) -> str:
         """Queue a prompt as the session's next turn and see that an agent takes it; returns

@@ -111,6 +111,10 @@ class RuntimeBinding:
             require_open(call, state, running=True)
             if state.runtime.status == "binding" and not stale_binding:
                 return False
+            if state.runtime.status in LIVE:
+                # no agent of it runs here, and the process the record names is gone (its
+                # daemon ended or lost its lease): the ACP session it had is loaded again
+                unbind(state)
             found = self.ticket(writer, state, self._workspace_path(call, writer, state))
             if found is not None:
                 tickets.append(found)

@@ -214,7 +214,13 @@ class Sessions:
                 outcome = await self.driver.start(ticket)
             except BindFailed as exc:
                 outcome = exc
-            record, accepted = await self._offload(self.binding.complete, call, ticket, outcome)
+            try:
+                record, accepted = await self._offload(self.binding.complete, call, ticket, outcome)
+            except BaseException:
+                # not recorded (a busy store): an agent no record names must not run on
+                if isinstance(outcome, Binding):
+                    await self.driver.release(ticket.session_id, ticket.generation + 1)
+                raise
             if not accepted and isinstance(outcome, Binding):
                 await self.driver.release(ticket.session_id, ticket.generation + 1)
             elif accepted and isinstance(outcome, Binding):
