@@ -6,6 +6,7 @@ process behind (issues 21 and 22)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import resource
 import signal
@@ -65,7 +66,12 @@ def pidfile(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.fixture
-async def hostile(tmp_path: Path, pidfile: Path) -> AsyncIterator[Caller]:
+async def hostile(
+    tmp_path: Path, pidfile: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Caller]:
+    """An app whose agents are the hostile ones. Their start timeout is long enough for an
+    agent that does start on a loaded machine; a test of the timeout itself sets a short one
+    (``@pytest.mark.settings(agent_start_timeout_seconds=...)``)."""
     home = tmp_path / "home"
     home.mkdir(mode=0o700)
     (home / "agents.yaml").write_text(_agents_yaml(pidfile))
@@ -75,10 +81,13 @@ async def hostile(tmp_path: Path, pidfile: Path) -> AsyncIterator[Caller]:
         home=home,
         default_workspace_path=workspace,
         permission_mode="bypass",
-        agent_start_timeout_seconds=3,
+        agent_start_timeout_seconds=GUARD_SECONDS // 2,
         agent_stop_grace_seconds=1,
         agent_max_frame_bytes=1024 * 1024,
     )
+    marker = request.node.get_closest_marker("settings")
+    if marker is not None:
+        settings = dataclasses.replace(settings, **marker.kwargs)
     with open_app(settings) as app:
         caller = Caller(app)
         try:
@@ -130,6 +139,7 @@ async def test_a_start_failure_fails_the_queued_turn_at_once_with_the_stderr_tai
     assert ended[-1]["payload"]["stop_reason"] == "agent_start_failed"
 
 
+@pytest.mark.settings(agent_start_timeout_seconds=3)
 async def test_a_prompt_that_does_not_wait_returns_while_the_agent_starts(hostile: Caller) -> None:
     """``wait: false`` returns the queued turn before the agent answers (this one never
     does); the start failure then fails the turn."""
@@ -181,6 +191,7 @@ async def test_a_line_past_the_limit_mid_turn_fails_the_turn_and_the_runtime(
     assert _peak_rss_mb() - before < 64
 
 
+@pytest.mark.settings(agent_start_timeout_seconds=3)
 async def test_the_start_timeout_holds_whatever_the_agent_writes(hostile: Caller) -> None:
     """Lines that are not ACP, as fast as the agent can: the bind ends at the start timeout,
     quoting what the agent wrote."""
@@ -192,6 +203,9 @@ async def test_the_start_timeout_holds_whatever_the_agent_writes(hostile: Caller
     assert "stdout (not ACP): this is not json" in failure["summary"]
 
 
+# the start timeout ends the silent agent; the echo agent bound after it starts within it on a
+# loaded machine too
+@pytest.mark.settings(agent_start_timeout_seconds=8)
 async def test_an_agent_ignoring_sigterm_with_a_detached_child_on_its_stdio_does_not_hang_the_bind(
     hostile: Caller, pidfile: Path
 ) -> None:
