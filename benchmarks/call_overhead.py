@@ -376,7 +376,7 @@ async def measure_transport(
 async def prepared(directory: Path, seed: int, quick: bool) -> AsyncIterator[Setup]:
     """Build the realistic world into a file, then open it as the subprocess proxies do."""
     world = directory / "world"
-    world.mkdir()
+    world.mkdir(mode=0o700)  # it holds a store: private, as compozy asks of its home
     with open_world_app(world / "home", store=SQLiteStore(world / WORLD_DB)) as (
         app,
         clock,
