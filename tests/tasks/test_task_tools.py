@@ -298,6 +298,40 @@ async def test_a_restricted_child_acts_only_on_runs_of_itself_and_its_descendant
         await call(tool, tool_input, scope=CallScope(child))
 
 
+async def test_the_policy_says_who_may_claim_and_who_may_review(call: Caller) -> None:
+    """Workers allowed to claim and deliver but not to review, a reviewer allowed to review but
+    not to claim: each is refused, by its policy, what the policy leaves out."""
+    parent = await _session(call)
+
+    async def spawn(name: str, tools: list[str]) -> str:
+        spawned = await call.structured(
+            "compozy__session_spawn",
+            {"parent_session_id": parent, "agent_name": name, "ttl_seconds": 600, "tools": tools},
+        )
+        return str(spawned["session_id"])
+
+    run_tools = ["claim_next", "heartbeat", "complete", "fail", "release"]
+    work_tools = ["compozy__task_status", *(f"compozy__task_run_{t}" for t in run_tools)]
+    worker, other_worker = await spawn("worker", work_tools), await spawn("worker", work_tools)
+    reviewer = await spawn("reviewer", ["compozy__task_status", "compozy__task_run_review_submit"])
+    task = await _task(call, "reviewed by another")
+    with pytest.raises(ToolDenied) as refused:
+        await _claim(call, reviewer, scope=CallScope(reviewer))
+    assert "is not allowed by the permission policy" in refused.value.message
+    run_id = (await _claim(call, worker, scope=CallScope(worker)))["task"]["current_run"]["run_id"]
+    await call(
+        "compozy__task_run_complete", {"run_id": run_id, "summary": "done"}, scope=CallScope(worker)
+    )
+    review = {"task_id": task["task_id"], "decision": "accept"}
+    with pytest.raises(ToolDenied) as refused:  # it did not work on the run: the policy refuses
+        await call("compozy__task_run_review_submit", review, scope=CallScope(other_worker))
+    assert "is not allowed by the permission policy" in refused.value.message
+    reviewed = await call.structured(
+        "compozy__task_run_review_submit", review, scope=CallScope(reviewer)
+    )
+    assert reviewed["task"]["state"] == "done"
+
+
 async def test_a_named_task_is_claimed_when_todo_and_refused_saying_why_otherwise(
     call: Caller,
 ) -> None:
