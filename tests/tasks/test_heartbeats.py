@@ -116,6 +116,40 @@ async def test_a_reply_of_only_heartbeat_ok_is_recorded_as_nothing_to_do(
     assert (await _status(call, session))["last_outcome"] == "nothing_to_do"
 
 
+async def test_a_heartbeat_ok_reply_is_not_the_last_turn_the_board_shows(
+    call: Caller, app: App, clock: FixedClock
+) -> None:
+    """Not surfaced to the operator: a card shows a session's last turn, and a wake answered
+    with only HEARTBEAT_OK is passed over for the turn before it (a wake with work to report
+    is shown)."""
+    session = (await call.create(provider="claude"))["id"]
+    turns = app.sessions.turns
+
+    def stored(text: str, reply: str) -> str:
+        _, turn = turns.enqueue(CallInfo("compozy__session_prompt"), session, text, False)
+        ended = replace(turn, status="completed", final_message=reply, ended_at=turn.created_at)
+        with app.store.write() as writer:
+            writer.save_turn(ended)
+        return turn.turn_id or ""
+
+    def waker_replying(reply: str) -> Waker:
+        async def waker(session_id: str, text: str) -> str:
+            return stored(text, reply)
+
+        return waker
+
+    worked = stored("fix the parser", "fixed: the last line is kept")
+    for _ in range(2):  # two quiet wakes in a row
+        app.services.heartbeats.waker = waker_replying("HEARTBEAT_OK")
+        await call.structured("compozy__agent_heartbeat_wake", {"session_id": session})
+    assert (await _status(call, session))["last_outcome"] == "nothing_to_do"
+    assert app.sessions.last_turns([session])[session].turn_id == worked
+    app.services.heartbeats.waker = waker_replying("the CI is red: fixing it")
+    busy = await call.structured("compozy__agent_heartbeat_wake", {"session_id": session})
+    shown = app.sessions.last_turns([session])[session]
+    assert shown.turn_id == busy["heartbeat"]["last_turn_id"] != worked
+
+
 async def test_a_cron_schedule_wakes_at_its_matches_and_an_interval_replaces_it(
     call: Caller, app: App, clock: FixedClock
 ) -> None:

@@ -53,6 +53,18 @@ def _wakes(row: HeartbeatRow) -> list[dict[str, Any]]:
     return wakes
 
 
+def nothing_to_do_turns(row: HeartbeatRow | None) -> set[str]:
+    """The turns of the session's recent wakes; those that ended with only ``HEARTBEAT_OK``
+    (:func:`replied_nothing`) are not shown to the operator as the session's last turn."""
+    if row is None:
+        return set()
+    return {str(wake["turn_id"]) for wake in _wakes(row) if wake.get("turn_id")}
+
+
+def replied_nothing(final_message: str | None) -> bool:
+    return (final_message or "").strip() == HEARTBEAT_OK
+
+
 def snapshot_id(policy: PermissionPolicy) -> str:
     """The id of a permission policy: the digest of its canonical JSON."""
     canonical = orjson.dumps(policy.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
@@ -121,7 +133,7 @@ class Heartbeats:
             turn = reader.turn(row.session_id, row.last_turn_id)
         if turn is None or turn.ended_at is None:
             return row
-        if (turn.final_message or "").strip() != HEARTBEAT_OK:
+        if not replied_nothing(turn.final_message):
             return row
         with self._store.write() as writer:
             current = writer.heartbeat(row.session_id)

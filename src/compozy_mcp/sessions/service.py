@@ -48,6 +48,7 @@ from compozy_mcp.sessions._record import session_directory
 from compozy_mcp.sessions._turns import TurnLedger
 from compozy_mcp.sessions._workspaces import DEFAULT_WORKSPACE_ID, Workspaces
 from compozy_mcp.sessions.access import Access
+from compozy_mcp.sessions.heartbeats import nothing_to_do_turns, replied_nothing
 from compozy_mcp.sessions.interactions import Interactions
 from compozy_mcp.sessions.ledger import Fences, Record, SessionLedger, new_id, require_open
 from compozy_mcp.sessions.lifecycle import Lifecycle, SessionFilter, SessionPage
@@ -281,7 +282,9 @@ class Sessions:
 
     def last_turns(self, session_ids: Sequence[str]) -> dict[str, TranscriptTurn]:
         """The last turn of each of ``session_ids`` that has one, in one read (the board's
-        cards show it; an unknown session or one never prompted is left out)."""
+        cards show it; an unknown session or one never prompted is left out). A heartbeat's
+        wake that the agent answered with only ``HEARTBEAT_OK`` is not shown: the turn before
+        it is (issue 27: such a reply is not surfaced to the operator)."""
         found: dict[str, TranscriptTurn] = {}
         with self.ledger.store.read() as reader:
             for session_id in session_ids:
@@ -289,10 +292,14 @@ class Sessions:
                 if row is None:
                     continue
                 turns = self.ledger.read_state(row).transcript_turns
-                if turns:
-                    last = reader.transcript(session_id, after_turn=turns - 1, limit=1)
-                    if last:
-                        found[session_id] = last[0]
+                quiet = nothing_to_do_turns(reader.heartbeat(session_id)) if turns else set()
+                # the quiet wakes are among the recent ones: a few turns back at most
+                back = min(turns, len(quiet) + 1)
+                recent = reader.transcript(session_id, after_turn=turns - back, limit=back)
+                for turn in reversed(recent):
+                    if turn.turn_id not in quiet or not replied_nothing(turn.final_message):
+                        found[session_id] = turn
+                        break
         return found
 
     # --- writes --------------------------------------------------------------------------
