@@ -9,6 +9,7 @@ import contextlib
 import socket
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,25 +29,35 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def one_store_daemons(
-    root: Path, count: int, store_url: str | None = None, **env: str
+    root: Path, count: int, store_url: str | None = None, *, at_once: bool = False, **env: str
 ) -> Iterator[list[Daemon]]:
     """``count`` daemons on one store (the PostgreSQL database at ``store_url``, else SQLite),
     each ``--advertise``\\ d (one of several behind a balancer); all stopped (SIGTERM, or
-    killed past the deadline) when the block ends."""
+    killed past the deadline) when the block ends. One after the other (each serving before
+    the next starts), or ``at_once``: all started together (they race to migrate the store)."""
     if store_url is not None:
         env = {**env, "COMPOZY_STORE": store_url}
     homes = [Home.make(root / f"d{index + 1}").with_env(**env) for index in range(count)]
+    starts: list[contextlib.AbstractContextManager[Daemon]] = []
+    for index, home in enumerate(homes):
+        home.path.mkdir(parents=True, exist_ok=True)
+        if index and store_url is None:
+            (home.path / "compozy.db").symlink_to(homes[0].path / "compozy.db")
+        port = free_port()
+        address = f"http://127.0.0.1:{port}"
+        args = ("--port", str(port), "--no-uds", "--advertise", address)
+        starts.append(running_daemon(home, *args, listeners=1))
     with contextlib.ExitStack() as stack:
-        daemons: list[Daemon] = []
-        for index, home in enumerate(homes):
-            home.path.mkdir(parents=True, exist_ok=True)
-            if index and store_url is None:
-                (home.path / "compozy.db").symlink_to(homes[0].path / "compozy.db")
-            port = free_port()
-            address = f"http://127.0.0.1:{port}"
-            args = ("--port", str(port), "--no-uds", "--advertise", address)
-            daemons.append(stack.enter_context(running_daemon(home, *args, listeners=1)))
-        yield daemons
+        if not at_once:
+            yield [stack.enter_context(start) for start in starts]
+            return
+        with ThreadPoolExecutor(len(starts)) as pool:
+            entered = [pool.submit(start.__enter__) for start in starts]
+        # every daemon that came up is stopped at the end, even when another did not
+        for start, future in zip(starts, entered, strict=True):
+            if future.exception() is None:
+                stack.push(start.__exit__)
+        yield [future.result() for future in entered]
 
 
 def wait_for(probe: Callable[[], T | None], what: str, deadline: float = DEADLINE) -> T:
