@@ -1,20 +1,25 @@
-"""Several daemons on one store (issue 28): ``session_status`` calls/s with 1 and 3 daemons,
-and failover time.
+"""Several daemons on one store (issue 28): ``session_status`` and ``session_create`` calls/s
+with 1 and 3 daemons, on SQLite or PostgreSQL, and failover time.
 
-1. **Reads**: ``N`` daemons (``compozy serve --advertise``, each with its own home, every home's
-   ``compozy.db`` a link to the first's: one SQLite store) serve ``GET /api/sessions/{id}`` (the
-   Host API's ``session_status``) to ``--clients`` concurrent clients, each sending its next
-   request to the next daemon (a round-robin balancer). Calls/s, p50/p99 latency, and the CPU
-   seconds each process used during the run (the daemons from ``/proc/PID/stat``, the client
-   process from ``resource``): this machine's CPUs bound the client and the servers together,
-   so the CPU split shows where the time went. Before it, the daemons are left idle for 3 s:
-   the CPU an idle daemon spends per second (its poll of the store).
+1. **Calls**: ``N`` daemons (``compozy serve --advertise``, each with its own home) on one
+   store (``--store sqlite``: every home's ``compozy.db`` a link to the first's;
+   ``--store postgresql``: a new database on a PostgreSQL 16 server started from the
+   ``pgserver`` wheel, as ``tests/pg.py`` starts it, with its durable settings) serve
+   ``GET /api/sessions/{id}`` (the Host API's ``session_status``), then
+   ``POST /api/sessions`` (``session_create``, no agent), to ``--clients`` concurrent clients,
+   each sending its next request to the next daemon (a round-robin balancer). Calls/s, p50/p99
+   latency, and the CPU seconds each process used during the run (the daemons from
+   ``/proc/PID/stat``, the PostgreSQL server with all its backends, the client process from
+   ``resource``): this machine's CPUs bound the client and the servers together, so the CPU
+   split shows where the time went. Before the reads, the daemons are left idle for 3 s: the
+   CPU an idle daemon spends per second (its poll of the store).
 2. **Failover**: two daemons with ``COMPOZY_LEASE_SECONDS`` (``--lease``); a turn runs on the
    first (the shipped ``echo`` agent, ``slow 30``); the first is killed with -9 and a prompt
    (``wait``) is sent to the second: the time from the kill to that turn's completion (the
    lease runs out, the second daemon takes the session over, binds the agent and runs it).
 
-    python -m benchmarks.cluster [--clients 30] [--seconds 10] [--lease 15] [--json] [--quick]
+    python -m benchmarks.cluster [--store sqlite|postgresql] [--clients 30] [--seconds 10]
+        [--lease 15] [--json] [--quick]
 """
 
 from __future__ import annotations
@@ -56,6 +61,20 @@ def _cpu_seconds(pid: int) -> float:
     return sum(int(value) for value in fields[11:15]) / TICKS
 
 
+def _server_cpu(postmaster: int | None) -> float:
+    """The PostgreSQL server's CPU: the postmaster (with the backends it reaped) and every
+    live backend; 0 with no server (SQLite runs inside the daemons)."""
+    if postmaster is None:
+        return 0.0
+    used = _cpu_seconds(postmaster)
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == postmaster:
+                used += sum(int(value) for value in fields[11:15]) / TICKS
+    return used
+
+
 def _client_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -63,18 +82,21 @@ def _client_cpu() -> float:
 
 @contextlib.contextmanager
 def daemons(
-    root: Path, count: int, **extra: str
+    root: Path, count: int, store_url: str | None = None, **extra: str
 ) -> Iterator[list[tuple[subprocess.Popen[bytes], str]]]:
-    """``count`` daemons on one store, each answering; all ended when the block ends."""
+    """``count`` daemons on one store (the PostgreSQL database at ``store_url``, else one
+    SQLite file), each answering; all ended when the block ends."""
     started: list[tuple[subprocess.Popen[bytes], str]] = []
     try:
         for index in range(count):
             home = root / f"d{index + 1}"
             home.mkdir(parents=True)
             (root / "workspace").mkdir(exist_ok=True)
-            if index:
+            if index and store_url is None:
                 (home / "compozy.db").symlink_to(root / "d1" / "compozy.db")
             env = {**scratch_env(home, str(root / "workspace")), **extra}
+            if store_url is not None:
+                env["COMPOZY_STORE"] = store_url
             env["COMPOZY_PERMISSION_MODE"] = "bypass"
             port = _free_port()
             url = f"http://127.0.0.1:{port}"
@@ -111,8 +133,11 @@ def _wait_ready(process: subprocess.Popen[bytes], url: str) -> None:
     raise SystemExit(f"compozy serve at {url} did not start")
 
 
-async def _load(urls: list[str], session_id: str, clients: int, seconds: float) -> list[float]:
-    """Every client sends requests back to back, each to the next daemon; latencies (s)."""
+async def _load(
+    urls: list[str], session_id: str, clients: int, seconds: float, operation: str = "status"
+) -> list[float]:
+    """Every client sends requests back to back, each to the next daemon; latencies (s).
+    ``status`` reads one session; ``create`` makes a session (no agent) per call."""
     latencies: list[float] = []
     stop = time.monotonic() + seconds
     turn = iter(range(10**9))
@@ -123,38 +148,43 @@ async def _load(urls: list[str], session_id: str, clients: int, seconds: float) 
             while time.monotonic() < stop:
                 url = urls[next(turn) % len(urls)]
                 began = time.perf_counter()
-                response = await http.get(f"{url}/api/sessions/{session_id}")
+                if operation == "create":
+                    response = await http.post(f"{url}/api/sessions", json=CREATE)
+                else:
+                    response = await http.get(f"{url}/api/sessions/{session_id}")
                 latencies.append(time.perf_counter() - began)
-                if response.status_code != 200:
-                    raise SystemExit(f"session_status answered {response.status_code}")
+                if response.status_code != EXPECTED[operation]:
+                    raise SystemExit(f"session_{operation} answered {response.status_code}")
 
         await asyncio.gather(*(client() for _ in range(clients)))
     return latencies
 
 
-def measure_reads(count: int, clients: int, seconds: float) -> dict[str, Any]:
-    with (
-        tempfile.TemporaryDirectory(prefix="cz-cluster-") as scratch,
-        daemons(Path(scratch), count) as running,
-    ):
-        urls = [url for _, url in running]
-        with httpx2.Client(base_url=urls[0], trust_env=False, timeout=30) as http:
-            made = http.post("/api/sessions", json={"agent_name": "bench"}).json()
-        session_id = made["session"]["id"]
-        asyncio.run(_load(urls, session_id, clients, min(1.0, seconds)))  # warm-up
-        # what a daemon costs idle (its poll of the store), per second
-        idle = [_cpu_seconds(process.pid) for process, _ in running]
-        time.sleep(IDLE_S)
-        idle = [_cpu_seconds(p.pid) - b for (p, _), b in zip(running, idle, strict=True)]
-        before = [_cpu_seconds(process.pid) for process, _ in running]
-        client_before = _client_cpu()
-        began = time.perf_counter()
-        latencies = asyncio.run(_load(urls, session_id, clients, seconds))
-        wall = time.perf_counter() - began
-        used = [_cpu_seconds(p.pid) - b for (p, _), b in zip(running, before, strict=True)]
-        client_used = _client_cpu() - client_before
+#: a session_create call's body (no provider: no agent is bound) and each call's success
+CREATE = {"agent_name": "bench"}
+EXPECTED = {"status": 200, "create": 201}
+
+
+def _run(
+    operation: str,
+    running: list[tuple[subprocess.Popen[bytes], str]],
+    session_id: str,
+    clients: int,
+    seconds: float,
+    postmaster: int | None,
+) -> dict[str, Any]:
+    """One timed run of ``operation``: its figures and the CPU each process used."""
+    urls = [url for _, url in running]
+    before = [_cpu_seconds(process.pid) for process, _ in running]
+    server_before = _server_cpu(postmaster)
+    client_before = _client_cpu()
+    began = time.perf_counter()
+    latencies = asyncio.run(_load(urls, session_id, clients, seconds, operation))
+    wall = time.perf_counter() - began
+    used = [_cpu_seconds(p.pid) - b for (p, _), b in zip(running, before, strict=True)]
     return {
-        "daemons": count,
+        "operation": f"session_{operation}",
+        "daemons": len(running),
         "clients": clients,
         "calls": len(latencies),
         "calls_per_s": round(len(latencies) / wall, 1),
@@ -162,15 +192,71 @@ def measure_reads(count: int, clients: int, seconds: float) -> dict[str, Any]:
         "p99_ms": round(percentile(latencies, 0.99) * 1000, 2),
         "wall_s": round(wall, 2),
         "daemon_cpu_s": [round(value, 2) for value in used],
-        "idle_daemon_cpu_ms_per_s": round(max(idle) / IDLE_S * 1000, 1),
-        "client_cpu_s": round(client_used, 2),
+        "postgres_cpu_s": round(_server_cpu(postmaster) - server_before, 2),
+        "client_cpu_s": round(_client_cpu() - client_before, 2),
     }
 
 
-def measure_failover(lease: int) -> dict[str, Any]:
+def measure_calls(
+    count: int, clients: int, seconds: float, store: Store | None = None
+) -> list[dict[str, Any]]:
+    """session_status, then session_create, served by ``count`` daemons on a new store."""
+    store_url = store.new_database() if store is not None else None
+    postmaster = store.postmaster if store is not None else None
     with (
         tempfile.TemporaryDirectory(prefix="cz-cluster-") as scratch,
-        daemons(Path(scratch), 2, COMPOZY_LEASE_SECONDS=str(lease)) as running,
+        daemons(Path(scratch), count, store_url) as running,
+    ):
+        urls = [url for _, url in running]
+        with httpx2.Client(base_url=urls[0], trust_env=False, timeout=30) as http:
+            made = http.post("/api/sessions", json=CREATE).json()
+        session_id = made["session"]["id"]
+        asyncio.run(_load(urls, session_id, clients, min(1.0, seconds)))  # warm-up
+        # what a daemon costs idle (its poll of the store), per second
+        idle = [_cpu_seconds(process.pid) for process, _ in running]
+        time.sleep(IDLE_S)
+        idle = [_cpu_seconds(p.pid) - b for (p, _), b in zip(running, idle, strict=True)]
+        rows = [
+            _run(operation, running, session_id, clients, seconds, postmaster)
+            for operation in ("status", "create")
+        ]
+    rows[0]["idle_daemon_cpu_ms_per_s"] = round(max(idle) / IDLE_S * 1000, 1)
+    return rows
+
+
+class Store:
+    """A PostgreSQL server for the runs (durable settings: it measures the flushes), a new
+    database for each."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.postmaster = int((server.data / "postmaster.pid").read_text().split()[0])
+
+    def new_database(self) -> str:
+        url: str = self.server.create_database("cluster")
+        return url
+
+
+@contextlib.contextmanager
+def store_of(engine: str) -> Iterator[Store | None]:
+    """``None`` for SQLite; else a PostgreSQL server started for the run, stopped after it."""
+    if engine == "sqlite":
+        yield None
+        return
+    from tests.pg import started
+
+    try:
+        with started(durable=True) as server:
+            yield Store(server)
+    except RuntimeError as exc:
+        raise SystemExit(f"no PostgreSQL: {exc}") from exc
+
+
+def measure_failover(lease: int, store: Store | None = None) -> dict[str, Any]:
+    store_url = store.new_database() if store is not None else None
+    with (
+        tempfile.TemporaryDirectory(prefix="cz-cluster-") as scratch,
+        daemons(Path(scratch), 2, store_url, COMPOZY_LEASE_SECONDS=str(lease)) as running,
     ):
         (owner, first), (_, second) = running
         with httpx2.Client(trust_env=False, timeout=lease + 60) as http:
@@ -208,26 +294,30 @@ def measure_failover(lease: int) -> dict[str, Any]:
 def report(result: dict[str, Any]) -> str:
     rows = [
         [
+            r["operation"],
             r["daemons"],
             r["clients"],
             r["calls_per_s"],
             r["p50_ms"],
             r["p99_ms"],
             " + ".join(str(v) for v in r["daemon_cpu_s"]),
+            r["postgres_cpu_s"],
             r["client_cpu_s"],
             r["wall_s"],
-            r["idle_daemon_cpu_ms_per_s"],
+            r.get("idle_daemon_cpu_ms_per_s", ""),
         ]
-        for r in result["reads"]
+        for r in result["calls"]
     ]
-    out = table(
+    out = f"store: {result['store']}\n" + table(
         [
+            "operation",
             "daemons",
             "clients",
             "calls/s",
             "p50 ms",
             "p99 ms",
             "daemon CPU s",
+            "postgres CPU s",
             "client CPU s",
             "wall s",
             "idle CPU ms/s",
@@ -245,6 +335,7 @@ def report(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--clients", type=int, default=30)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--lease", type=int, default=15)
@@ -254,9 +345,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.clients, args.seconds, args.lease = 4, 1.0, 2
     info = machine()
+    with store_of(args.store) as store:
+        calls = [row for n in (1, 3) for row in measure_calls(n, args.clients, args.seconds, store)]
+        failover = measure_failover(args.lease, store)
     result = {
-        "reads": [measure_reads(n, args.clients, args.seconds) for n in (1, 3)],
-        "failover": measure_failover(args.lease),
+        "store": args.store,
+        "calls": calls,
+        "reads": [row for row in calls if row["operation"] == "session_status"],
+        "failover": failover,
     }
     if args.json:
         emit_json({"machine": info, "cluster": result})
