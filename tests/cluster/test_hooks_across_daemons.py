@@ -62,6 +62,9 @@ def test_a_hook_stored_through_one_daemon_denies_the_call_another_daemon_takes(
             error: dict[str, Any] = body["error"]
             return error
 
+        def allowed_on(daemon: Daemon) -> bool:
+            return denied_on(daemon) is None
+
         for daemon in (second, third):
             error = wait_for(partial(denied_on, daemon), "the other daemon to run the stored hook")
             assert (error["code"], error["reason"]) == ("tool_denied", "hook_denied"), error
@@ -74,7 +77,4 @@ def test_a_hook_stored_through_one_daemon_denies_the_call_another_daemon_takes(
         code, body = _invoke(third, "compozy__hooks_disable", {"hook_id": "no-rename"})
         assert code == 200, body
         for daemon in (first, second):
-            wait_for(
-                lambda at=daemon: denied_on(at) is None,
-                "the disabled hook to stop running everywhere",
-            )
+            wait_for(partial(allowed_on, daemon), "the disabled hook to stop running everywhere")
