@@ -504,3 +504,69 @@ def test_a_long_transcript_is_shown_to_its_end(daemon: Daemon, page: Any) -> Non
     assert page.locator(".transcript .event.turn_ended").count() == turns
     prompt(daemon, made["id"], "one more")  # and it goes on as the session does
     page.locator(".transcript .event", has_text="echo: one more").first.wait_for(timeout=20_000)
+
+
+def test_the_workspace_agent_and_state_filters_hide_cards_that_do_not_match(
+    daemon: Daemon, page: Any, tmp_path: Path
+) -> None:
+    project = tmp_path / "filtered-project"
+    project.mkdir()
+    with daemon.client() as client:
+        added = client.post("/api/workspaces", json={"path": str(project), "name": "filtered"})
+        assert added.status_code == 201, added.text
+    workspace = added.json()["workspace"]["id"]
+    elsewhere = create(daemon, name="in another workspace", workspace_id=workspace)
+    echoing = create(daemon, name="the echo agent's", agent_name="echo")
+    stopped = create(daemon, name="stopped one")
+    invoke(daemon, "compozy__session_stop", session_id=stopped["id"])
+    assert status(daemon, stopped["id"])["state"] == "stopped"
+    cards = {
+        key: page.locator(f"#card-{made['id']}")
+        for key, made in (("elsewhere", elsewhere), ("echoing", echoing), ("stopped", stopped))
+    }
+    page.goto(board(daemon))
+    for card in cards.values():
+        card.wait_for()
+    for field, value, shown in (
+        ("#filter-workspace", workspace, "elsewhere"),
+        ("#filter-agent", "echo", "echoing"),
+        ("#filter-state", "stopped", "stopped"),
+    ):
+        page.fill(field, value)
+        for key, card in cards.items():
+            if key == shown:
+                sync_api.expect(card).to_be_visible(timeout=15_000)
+            else:
+                sync_api.expect(card).to_be_hidden(timeout=15_000)
+        page.fill(field, "")
+        for card in cards.values():  # the filter cleared, every card is back
+            sync_api.expect(card).to_be_visible(timeout=15_000)
+
+
+def test_an_approval_is_answered_from_the_session_page(daemon: Daemon, page: Any) -> None:
+    made = create(daemon, name="asks before renaming")
+    invoke(daemon, "compozy__tool_approvals_set", session_id=made["id"], permission_mode="default")
+    call = {"input": {"session_id": made["id"], "name": "renamed once allowed"}}
+    agent = {"X-Compozy-Session": made["id"]}
+    with daemon.client(headers=agent) as client:
+        waiting = client.post("/api/tools/compozy__session_rename/invoke", json=call)
+    assert waiting.status_code == 202, waiting.text
+    (item,) = status(daemon, made["id"])["pending_interactions"]
+    page.goto(board(daemon) + f"session?id={made['id']}")
+    shown = page.locator(f'.interaction[data-interaction="{item["interaction_id"]}"]')
+    shown.wait_for(timeout=15_000)
+    assert shown.locator("button.decide").all_inner_texts() == [
+        "allow once",
+        "allow always",
+        "reject once",
+        "reject always",
+    ]
+    assert json.loads(shown.locator("pre.input").inner_text()) == call["input"]
+    shown.locator("button.decide[data-decision='allow-once']").click()
+    page.locator("#status", has_text="approve: done").wait_for(timeout=15_000)
+    shown.wait_for(state="detached", timeout=15_000)
+    assert status(daemon, made["id"])["pending_interactions"] == []
+    with daemon.client(headers=agent) as client:  # the agent's retry runs: allowed once
+        retried = client.post("/api/tools/compozy__session_rename/invoke", json=call)
+    assert retried.status_code == 200, retried.text
+    assert status(daemon, made["id"])["name"] == "renamed once allowed"
