@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
 import httpx2
 import pytest
 from tests.api.support import Daemon, Home, running_daemon
-from tests.board.support import HOSTILE, add_failing_hook, invoke, remember_hostile_grant
+from tests.board.support import (
+    HOSTILE,
+    add_failing_hook,
+    create,
+    invoke,
+    remember_hostile_grant,
+)
 
 from compozy_mcp.board._app import TRANSCRIPT_PAGE
 
@@ -27,20 +32,6 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Home:
 def daemon(home: Home) -> Iterator[Daemon]:
     with running_daemon(home, "--port", "0", "--no-uds", listeners=1) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def client(daemon: Daemon) -> Iterator[httpx2.Client]:
-    with daemon.client() as opened:
-        yield opened
-
-
-def create(client: httpx2.Client, **fields: Any) -> dict[str, Any]:
-    fields.setdefault("agent_name", "general")
-    response = client.post("/api/sessions", json=fields)
-    assert response.status_code == 201, response.text
-    session: dict[str, Any] = response.json()["session"]
-    return session
 
 
 def test_the_listening_line_names_the_board(daemon: Daemon) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import httpx2
 import pytest
 from tests.api.support import Daemon, Home, running_daemon
-from tests.board.support import HOSTILE, invoke
+from tests.board.support import HOSTILE, create, invoke
 from tests.worktrees.gitrepo import make_repo
 
 pytestmark = pytest.mark.process
@@ -32,20 +32,6 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     (home.path / "agents.yaml").write_text(BROKEN_AGENTS, encoding="utf-8")
     with running_daemon(home, "--port", "0", "--no-uds", listeners=1) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def client(daemon: Daemon) -> Iterator[httpx2.Client]:
-    with daemon.client() as opened:
-        yield opened
-
-
-def create(client: httpx2.Client, **fields: Any) -> dict[str, Any]:
-    fields.setdefault("agent_name", "general")
-    response = client.post("/api/sessions", json=fields)
-    assert response.status_code == 201, response.text
-    session: dict[str, Any] = response.json()["session"]
-    return session
 
 
 def detail(client: httpx2.Client, session_id: str) -> str:
