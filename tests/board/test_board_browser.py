@@ -296,10 +296,11 @@ GATE_LOOP = (
 )
 
 
-def start_gated_run(daemon: Daemon, loop_id: str) -> str:
-    """A run of :data:`GATE_LOOP` saved as ``loop_id``: its id (the run waits at the gate)."""
+def start_gated_run(daemon: Daemon, loop_id: str, definition: str = GATE_LOOP) -> str:
+    """A run of ``definition`` (a gate) saved as ``loop_id``: its id (the run waits at the
+    gate)."""
     with daemon.client() as client:
-        made = client.post("/api/loops", json={"definition": GATE_LOOP, "loop_id": loop_id})
+        made = client.post("/api/loops", json={"definition": definition, "loop_id": loop_id})
         assert made.status_code == 201, made.text
         started = client.post(f"/api/loops/{loop_id}/runs", json={})
         assert started.status_code in (200, 201, 202), started.text
@@ -441,6 +442,54 @@ def test_a_gate_is_approved_from_the_keyboard(daemon: Daemon, page: Any) -> None
     page.locator(f'section.run[data-run="{run_id}"][data-status="succeeded"]').wait_for(
         timeout=15_000
     )
+
+
+TWO_CRITERIA = graph(gate("review", ("tests", "Do the tests pass?"), ("docs", "Docs updated?")))
+
+
+def test_a_gate_is_answered_per_criterion_with_a_note_from_the_loops_page(
+    daemon: Daemon, page: Any
+) -> None:
+    """Each criterion marked pass or fail (one with the mouse, one with the keyboard), a note,
+    then Reject: the run records those answers and the note, as `compozy loop approve --reject
+    --criterion tests=pass --criterion docs=fail --note ...` would."""
+    run_id = start_gated_run(daemon, "gated-criteria", TWO_CRITERIA)
+    page.goto(board(daemon) + "loops")
+    gate_id = f"gate-{run_id}-review"
+
+    def control(suffix: str) -> Any:
+        return page.locator(f'[id="{gate_id}-{suffix}"]')
+
+    control("criterion-tests-pass").wait_for(timeout=30_000)  # once the run waits at its gate
+    control("criterion-tests-pass").click()
+    tab_to(page, f'[id="{gate_id}-criterion-docs-pass"]')
+    page.keyboard.press("ArrowRight")  # the group's other choice
+    assert control("criterion-docs-fail").is_checked()
+    tab_to(page, f'[id="{gate_id}-note"]')
+    page.keyboard.type("docs <b>missing</b>")
+
+    # a redraw (Refresh here; a moving run's every second) keeps what was started
+    drawn = control("note").element_handle()
+    page.click("#refresh")
+    page.wait_for_function("element => !element.isConnected", arg=drawn, timeout=15_000)
+    assert control("criterion-tests-pass").is_checked()
+    assert control("criterion-docs-fail").is_checked()
+    assert control("note").input_value() == "docs <b>missing</b>"
+
+    tab_to(page, f'[id="{gate_id}-reject"]')
+    page.keyboard.press("Enter")
+    page.locator(f'section.run[data-run="{run_id}"][data-status="failed"]').wait_for(timeout=30_000)
+    with daemon.client() as client:
+        shown = client.get(f"/api/loop-runs/{run_id}")
+    assert shown.status_code == 200, shown.text
+    (review,) = [node for node in shown.json()["run"]["nodes"] if node["node_id"] == "review"]
+    output = review["output"]
+    assert output["decision"] == "reject"
+    assert output["note"] == "docs <b>missing</b>"
+    assert [(a["criterion_id"], a["passed"]) for a in output["answers"]] == [
+        ("tests", True),  # a reject without answers would fail every criterion
+        ("docs", False),
+    ]
 
 
 def test_hook_runs_show_a_failure_and_its_hostile_stderr_as_text(daemon: Daemon, page: Any) -> None:
