@@ -1,6 +1,6 @@
 """``compozy open --print`` as a user types it: the board's URL of the daemon it names (the
-page that URL serves is the board), the default address when none is named, and a Unix socket
-refused (a browser cannot open one)."""
+page that URL serves is the board), the TCP address a daemon reached on its Unix socket says it
+serves (a browser cannot open a socket), and the default address when there is no daemon."""
 
 from __future__ import annotations
 
@@ -43,10 +43,23 @@ def test_open_print_without_a_daemon_prints_the_default_address(tmp_path: Path) 
         assert done.stdout == "http://127.0.0.1:8765/\n"  # compozy serve's default listener
 
 
-def test_open_print_refuses_a_unix_socket(tmp_path: Path) -> None:
+def test_open_print_asks_a_daemon_on_its_socket_for_the_address_it_serves(tmp_path: Path) -> None:
+    home = Home.make(tmp_path)
     with short_dir() as where:
-        done = compozy(Home.make(tmp_path), "--socket", str(where / "d.sock"), "open", "--print")
+        sock = str(where / "d.sock")
+        with running_daemon(home, "--port", "0", "--uds", sock) as daemon:
+            done = compozy(home, "--socket", sock, "open", "--print")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{daemon.url}/\n"  # its own port, not the default one
+
+
+def test_open_print_says_so_when_the_daemon_serves_no_tcp_address(tmp_path: Path) -> None:
+    home = Home.make(tmp_path)
+    with short_dir() as where:
+        sock = str(where / "d.sock")
+        with running_daemon(home, "--no-tcp", "--uds", sock, listeners=1):
+            done = compozy(home, "--socket", sock, "open", "--print")
     assert done.returncode == EXIT_USAGE
     assert done.stdout == ""
-    assert "the board is served over TCP" in done.stderr
+    assert "serves no TCP address" in done.stderr
     assert "Traceback" not in done.stderr
