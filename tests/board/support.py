@@ -10,6 +10,15 @@ import httpx2
 HOSTILE = '<img src=x onerror=alert(1)><script>alert("x")</script>'
 
 
+def create(client: httpx2.Client, **fields: Any) -> dict[str, Any]:
+    """``POST /api/sessions`` (agent ``general`` unless named): the session made."""
+    fields.setdefault("agent_name", "general")
+    response = client.post("/api/sessions", json=fields)
+    assert response.status_code == 201, response.text
+    session: dict[str, Any] = response.json()["session"]
+    return session
+
+
 def invoke(client: httpx2.Client, tool: str, **tool_input: Any) -> dict[str, Any]:
     """``POST /api/tools/{tool}/invoke``: the tool's structured result."""
     response = client.post(f"/api/tools/{tool}/invoke", json={"input": tool_input})

@@ -296,10 +296,11 @@ GATE_LOOP = (
 )
 
 
-def start_gated_run(daemon: Daemon, loop_id: str) -> str:
-    """A run of :data:`GATE_LOOP` saved as ``loop_id``: its id (the run waits at the gate)."""
+def start_gated_run(daemon: Daemon, loop_id: str, definition: str = GATE_LOOP) -> str:
+    """A run of ``definition`` (a gate) saved as ``loop_id``: its id (the run waits at the
+    gate)."""
     with daemon.client() as client:
-        made = client.post("/api/loops", json={"definition": GATE_LOOP, "loop_id": loop_id})
+        made = client.post("/api/loops", json={"definition": definition, "loop_id": loop_id})
         assert made.status_code == 201, made.text
         started = client.post(f"/api/loops/{loop_id}/runs", json={})
         assert started.status_code in (200, 201, 202), started.text
@@ -443,6 +444,54 @@ def test_a_gate_is_approved_from_the_keyboard(daemon: Daemon, page: Any) -> None
     )
 
 
+TWO_CRITERIA = graph(gate("review", ("tests", "Do the tests pass?"), ("docs", "Docs updated?")))
+
+
+def test_a_gate_is_answered_per_criterion_with_a_note_from_the_loops_page(
+    daemon: Daemon, page: Any
+) -> None:
+    """Each criterion marked pass or fail (one with the mouse, one with the keyboard), a note,
+    then Reject: the run records those answers and the note, as `compozy loop approve --reject
+    --criterion tests=pass --criterion docs=fail --note ...` would."""
+    run_id = start_gated_run(daemon, "gated-criteria", TWO_CRITERIA)
+    page.goto(board(daemon) + "loops")
+    gate_id = f"gate-{run_id}-review"
+
+    def control(suffix: str) -> Any:
+        return page.locator(f'[id="{gate_id}-{suffix}"]')
+
+    control("criterion-tests-pass").wait_for(timeout=30_000)  # once the run waits at its gate
+    control("criterion-tests-pass").click()
+    tab_to(page, f'[id="{gate_id}-criterion-docs-pass"]')
+    page.keyboard.press("ArrowRight")  # the group's other choice
+    assert control("criterion-docs-fail").is_checked()
+    tab_to(page, f'[id="{gate_id}-note"]')
+    page.keyboard.type("docs <b>missing</b>")
+
+    # a redraw (Refresh here; a moving run's every second) keeps what was started
+    drawn = control("note").element_handle()
+    page.click("#refresh")
+    page.wait_for_function("element => !element.isConnected", arg=drawn, timeout=15_000)
+    assert control("criterion-tests-pass").is_checked()
+    assert control("criterion-docs-fail").is_checked()
+    assert control("note").input_value() == "docs <b>missing</b>"
+
+    tab_to(page, f'[id="{gate_id}-reject"]')
+    page.keyboard.press("Enter")
+    page.locator(f'section.run[data-run="{run_id}"][data-status="failed"]').wait_for(timeout=30_000)
+    with daemon.client() as client:
+        shown = client.get(f"/api/loop-runs/{run_id}")
+    assert shown.status_code == 200, shown.text
+    (review,) = [node for node in shown.json()["run"]["nodes"] if node["node_id"] == "review"]
+    output = review["output"]
+    assert output["decision"] == "reject"
+    assert output["note"] == "docs <b>missing</b>"
+    assert [(a["criterion_id"], a["passed"]) for a in output["answers"]] == [
+        ("tests", True),  # a reject without answers would fail every criterion
+        ("docs", False),
+    ]
+
+
 def test_hook_runs_show_a_failure_and_its_hostile_stderr_as_text(daemon: Daemon, page: Any) -> None:
     with daemon.client() as client:
         support.add_failing_hook(client, "compozy__session_unarchive")
@@ -504,3 +553,69 @@ def test_a_long_transcript_is_shown_to_its_end(daemon: Daemon, page: Any) -> Non
     assert page.locator(".transcript .event.turn_ended").count() == turns
     prompt(daemon, made["id"], "one more")  # and it goes on as the session does
     page.locator(".transcript .event", has_text="echo: one more").first.wait_for(timeout=20_000)
+
+
+def test_the_workspace_agent_and_state_filters_hide_cards_that_do_not_match(
+    daemon: Daemon, page: Any, tmp_path: Path
+) -> None:
+    project = tmp_path / "filtered-project"
+    project.mkdir()
+    with daemon.client() as client:
+        added = client.post("/api/workspaces", json={"path": str(project), "name": "filtered"})
+        assert added.status_code == 201, added.text
+    workspace = added.json()["workspace"]["id"]
+    elsewhere = create(daemon, name="in another workspace", workspace_id=workspace)
+    echoing = create(daemon, name="the echo agent's", agent_name="echo")
+    stopped = create(daemon, name="stopped one")
+    invoke(daemon, "compozy__session_stop", session_id=stopped["id"])
+    assert status(daemon, stopped["id"])["state"] == "stopped"
+    cards = {
+        key: page.locator(f"#card-{made['id']}")
+        for key, made in (("elsewhere", elsewhere), ("echoing", echoing), ("stopped", stopped))
+    }
+    page.goto(board(daemon))
+    for card in cards.values():
+        card.wait_for()
+    for field, value, shown in (
+        ("#filter-workspace", workspace, "elsewhere"),
+        ("#filter-agent", "echo", "echoing"),
+        ("#filter-state", "stopped", "stopped"),
+    ):
+        page.fill(field, value)
+        for key, card in cards.items():
+            if key == shown:
+                sync_api.expect(card).to_be_visible(timeout=15_000)
+            else:
+                sync_api.expect(card).to_be_hidden(timeout=15_000)
+        page.fill(field, "")
+        for card in cards.values():  # the filter cleared, every card is back
+            sync_api.expect(card).to_be_visible(timeout=15_000)
+
+
+def test_an_approval_is_answered_from_the_session_page(daemon: Daemon, page: Any) -> None:
+    made = create(daemon, name="asks before renaming")
+    invoke(daemon, "compozy__tool_approvals_set", session_id=made["id"], permission_mode="default")
+    call = {"input": {"session_id": made["id"], "name": "renamed once allowed"}}
+    agent = {"X-Compozy-Session": made["id"]}
+    with daemon.client(headers=agent) as client:
+        waiting = client.post("/api/tools/compozy__session_rename/invoke", json=call)
+    assert waiting.status_code == 202, waiting.text
+    (item,) = status(daemon, made["id"])["pending_interactions"]
+    page.goto(board(daemon) + f"session?id={made['id']}")
+    shown = page.locator(f'.interaction[data-interaction="{item["interaction_id"]}"]')
+    shown.wait_for(timeout=15_000)
+    assert shown.locator("button.decide").all_inner_texts() == [
+        "allow once",
+        "allow always",
+        "reject once",
+        "reject always",
+    ]
+    assert json.loads(shown.locator("pre.input").inner_text()) == call["input"]
+    shown.locator("button.decide[data-decision='allow-once']").click()
+    page.locator("#status", has_text="approve: done").wait_for(timeout=15_000)
+    shown.wait_for(state="detached", timeout=15_000)
+    assert status(daemon, made["id"])["pending_interactions"] == []
+    with daemon.client(headers=agent) as client:  # the agent's retry runs: allowed once
+        retried = client.post("/api/tools/compozy__session_rename/invoke", json=call)
+    assert retried.status_code == 200, retried.text
+    assert status(daemon, made["id"])["name"] == "renamed once allowed"

@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
 import httpx2
 import pytest
 from tests.api.support import Daemon, Home, running_daemon
-from tests.board.support import HOSTILE, add_failing_hook, invoke, remember_hostile_grant
+from tests.board.support import (
+    HOSTILE,
+    add_failing_hook,
+    create,
+    invoke,
+    remember_hostile_grant,
+)
+from tests.loops.support import gate, graph, status_node, transform
 
 from compozy_mcp.board._app import TRANSCRIPT_PAGE
 
@@ -27,20 +33,6 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Home:
 def daemon(home: Home) -> Iterator[Daemon]:
     with running_daemon(home, "--port", "0", "--no-uds", listeners=1) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def client(daemon: Daemon) -> Iterator[httpx2.Client]:
-    with daemon.client() as opened:
-        yield opened
-
-
-def create(client: httpx2.Client, **fields: Any) -> dict[str, Any]:
-    fields.setdefault("agent_name", "general")
-    response = client.post("/api/sessions", json=fields)
-    assert response.status_code == 201, response.text
-    session: dict[str, Any] = response.json()["session"]
-    return session
 
 
 def test_the_listening_line_names_the_board(daemon: Daemon) -> None:
@@ -312,3 +304,70 @@ def test_the_session_page_links_a_parent_and_its_children_and_the_card_counts_th
     assert "Lineage" not in alone  # no parent, no children: no empty section
     card = _card(client.get("/board/cards").text, parent["id"])
     assert '<p class="children">1 child session</p>' in card
+
+
+#: a transform whose output is hostile text, then a call that fails when it runs (its
+#: ``session_id`` input is a number): the run fails at ``inspect`` after ``first`` succeeded
+OUTPUT_THEN_FAILURE = graph(
+    transform("first", f"'{HOSTILE}'"),
+    status_node(view="full"),
+    edges=(("first", "inspect"),),
+)
+
+
+def _run_section(page: str, run_id: str) -> str:
+    shown = re.search(rf'<section class="run" id="run-{run_id}".*?</section>', page, re.S)
+    assert shown is not None, page
+    return shown.group(0)
+
+
+def _node_item(section: str, node_id: str) -> str:
+    shown = re.search(rf'<li class="node" data-node="{node_id}".*?</li>\n', section, re.S)
+    assert shown is not None, section
+    return shown.group(0)
+
+
+def test_the_loops_page_shows_a_failed_nodes_error_with_its_code_and_a_nodes_output(
+    client: httpx2.Client,
+) -> None:
+    made = client.post("/api/loops", json={"definition": OUTPUT_THEN_FAILURE})
+    assert made.status_code == 201, made.text
+    started = client.post(
+        f"/api/loops/{made.json()['loop']['id']}/runs",
+        json={"inputs": {"session_id": 7}, "wait": True},
+    )
+    assert started.status_code == 201, started.text
+    run = started.json()["run"]
+    assert run["status"] == "failed"
+    section = _run_section(client.get("/board/loops").text, run["run_id"])
+    assert 'data-status="failed"' in section
+    failed = _node_item(section, "inspect")
+    assert 'data-status="failed"' in failed
+    # the code and the message as HTTP shows them (redacted as every dispatch message is)
+    assert '<pre class="attention">tool_invalid_input: invalid tool request</pre>' in failed
+    output = _node_item(section, "first")
+    assert 'data-status="succeeded"' in output
+    assert "<summary>output</summary>" in output
+    assert "&#34;value&#34;: &#34;&lt;img src=x onerror=alert(1)&gt;&lt;script&gt;" in output
+    assert "<img" not in section
+    assert "<script" not in section
+
+
+def test_a_waiting_gate_offers_pass_and_fail_for_each_criterion_and_a_note(
+    client: httpx2.Client,
+) -> None:
+    definition = graph(gate("review", ("tests", HOSTILE), ("docs", "Docs updated?")))
+    made = client.post("/api/loops", json={"definition": definition})
+    assert made.status_code == 201, made.text
+    started = client.post(f"/api/loops/{made.json()['loop']['id']}/runs", json={"wait": True})
+    assert started.status_code == 201, started.text
+    run_id = started.json()["run"]["run_id"]
+    section = _run_section(client.get("/board/loops").text, run_id)
+    shown = _node_item(section, "review")
+    for criterion in ("tests", "docs"):
+        for verdict in ("pass", "fail"):
+            answer = f"gate-{run_id}-review-criterion-{criterion}"
+            assert f'name="{answer}" id="{answer}-{verdict}" value="{verdict}"' in shown
+    assert f'id="gate-{run_id}-review-note"' in shown
+    assert "&lt;img src=x onerror=alert(1)&gt;" in shown  # the criterion's prompt, as text
+    assert "<img" not in section

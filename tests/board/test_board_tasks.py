@@ -25,12 +25,6 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
         yield running
 
 
-@pytest.fixture(scope="module")
-def client(daemon: Daemon) -> Iterator[httpx2.Client]:
-    with daemon.client() as opened:
-        yield opened
-
-
 def _post(client: httpx2.Client, path: str, body: dict[str, Any], expect: int = 200) -> Any:
     response = client.post(path, json=body)
     assert response.status_code == expect, response.text

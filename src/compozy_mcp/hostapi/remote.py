@@ -218,6 +218,11 @@ class RemoteHost:
             answer = await self._request(operation.method, path, body=rest, session=session)
         return cast(R, answer)
 
+    async def health(self) -> Payload:
+        """The daemon's ``/api/health``: its store's state, version, and which daemon answered
+        (``daemon``: its id and the TCP address it serves, ``null`` without one)."""
+        return await self._request("GET", "/health")
+
     async def follow_events(self, session_id: str, cursor: int) -> AsyncIterator[Payload | None]:
         """The daemon's Server-Sent Events stream of the session (its keep-alive comments
         come as ``None``)."""

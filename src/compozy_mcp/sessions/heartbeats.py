@@ -53,9 +53,9 @@ def _wakes(row: HeartbeatRow) -> list[dict[str, Any]]:
     return wakes
 
 
-def nothing_to_do_turns(row: HeartbeatRow | None) -> set[str]:
-    """The turns of the session's recent wakes; those that ended with only ``HEARTBEAT_OK``
-    (:func:`replied_nothing`) are not shown to the operator as the session's last turn."""
+def wake_turns(row: HeartbeatRow | None) -> set[str]:
+    """The turns the session's recent wakes started; one that ended with only
+    ``HEARTBEAT_OK`` (:func:`replied_nothing`) is not shown as the session's last turn."""
     if row is None:
         return set()
     return {str(wake["turn_id"]) for wake in _wakes(row) if wake.get("turn_id")}

@@ -48,7 +48,7 @@ from compozy_mcp.sessions._record import session_directory
 from compozy_mcp.sessions._turns import TurnLedger
 from compozy_mcp.sessions._workspaces import DEFAULT_WORKSPACE_ID, Workspaces
 from compozy_mcp.sessions.access import Access
-from compozy_mcp.sessions.heartbeats import nothing_to_do_turns, replied_nothing
+from compozy_mcp.sessions.heartbeats import replied_nothing, wake_turns
 from compozy_mcp.sessions.interactions import Interactions
 from compozy_mcp.sessions.ledger import Fences, Record, SessionLedger, new_id, require_open
 from compozy_mcp.sessions.lifecycle import Lifecycle, SessionFilter, SessionPage
@@ -292,12 +292,12 @@ class Sessions:
                 if row is None:
                     continue
                 turns = self.ledger.read_state(row).transcript_turns
-                quiet = nothing_to_do_turns(reader.heartbeat(session_id)) if turns else set()
-                # the quiet wakes are among the recent ones: a few turns back at most
-                back = min(turns, len(quiet) + 1)
+                woken = wake_turns(reader.heartbeat(session_id)) if turns else set()
+                # the wakes kept are the recent ones: a few turns back at most
+                back = min(turns, len(woken) + 1)
                 recent = reader.transcript(session_id, after_turn=turns - back, limit=back)
                 for turn in reversed(recent):
-                    if turn.turn_id not in quiet or not replied_nothing(turn.final_message):
+                    if turn.turn_id not in woken or not replied_nothing(turn.final_message):
                         found[session_id] = turn
                         break
         return found
