@@ -114,7 +114,7 @@ def test_ctrl_c_stops_a_proxy_relaying_a_daemon(home: Home, daemon: Daemon) -> N
     with on_terminal([str(COMPOZY), "--url", daemon.url, "proxy"], home.env) as terminal:
         terminal.read_until("over MCP on stdio")
         terminal.type(CTRL_C)
-        assert terminal.wait(STOP_SECONDS) in (0, 130)
+        assert terminal.wait(STOP_SECONDS) in (0, 130), terminal.text
     assert f"of the compozy daemon at {daemon.url}" in terminal.text
 
 

@@ -134,6 +134,19 @@ def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = N
         # Output piped into a command that closed early (``| head``) is not an error.
         sys.stderr.close()
         return 0
+    except BaseException as exc:
+        if _interrupted(exc):
+            return 130
+        raise
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C reaching a command's event loop as the cancellation of its
+    main task: asyncio turns it into ``KeyboardInterrupt`` only when nothing else cancelled
+    that task meanwhile (a task group cancelling its host task as the interrupt unwinds it
+    leaves a ``CancelledError``). Only an interrupt cancels a command's main task."""
+    asyncio = sys.modules.get("asyncio")  # never imported for this: a command without a loop
+    return asyncio is not None and isinstance(exc, asyncio.CancelledError)
 
 
 def console() -> NoReturn:
