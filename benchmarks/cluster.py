@@ -42,6 +42,7 @@ from typing import Any
 import httpx2
 
 from benchmarks.common import emit_json, machine, machine_line, percentile, scratch_env, table
+from compozy_mcp.runtime import _procfs as procfs
 
 COMPOZY = str(Path(sys.executable).with_name("compozy"))
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -67,11 +68,9 @@ def _server_cpu(postmaster: int | None) -> float:
     if postmaster is None:
         return 0.0
     used = _cpu_seconds(postmaster)
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            if int(fields[1]) == postmaster:
-                used += sum(int(value) for value in fields[11:15]) / TICKS
+    for backend in procfs.children(postmaster):
+        with contextlib.suppress(OSError):  # it ended since it was listed
+            used += _cpu_seconds(backend)
     return used
 
 

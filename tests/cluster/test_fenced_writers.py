@@ -64,7 +64,6 @@ def test_fourteen_fenced_writers_across_three_daemons_one_winner_per_fence_value
         sid = str(made.json()["session"]["id"])
         start, generation = _fences(daemons[1], sid)
         epoch = start
-        winners = 0
         for _ in range(ROUNDS):
             answers = _race(daemons, sid, epoch, generation)
             bodies = [
@@ -82,9 +81,8 @@ def test_fourteen_fenced_writers_across_three_daemons_one_winner_per_fence_value
                     assert error["details"]["fence"] == "transcript_epoch", error
                     assert error["details"]["sent"] == epoch
                     assert error["details"]["current"] == epoch + 1
-            winners += 1
             epoch += 1
             # every daemon reads what the winner wrote
             for daemon in daemons:
                 assert _fences(daemon, sid) == (epoch, generation)
-        assert _fences(daemons[2], sid)[0] == start + winners == start + ROUNDS
+        assert _fences(daemons[2], sid)[0] == start + ROUNDS  # one winner a round, none lost

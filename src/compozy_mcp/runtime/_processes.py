@@ -74,7 +74,7 @@ class AgentProcesses:
         #: how many of them
         self._starts: collections.Counter[str] = collections.Counter()
         #: agents whose handshake is under way
-        self._starting: dict[str, LiveAgent] = {}
+        self._handshaking: dict[str, LiveAgent] = {}
         #: this process is stopping: a start under way is given up, not recorded
         self.stopping = False
         #: several daemons on one store: who runs which agent (``None``: this process alone)
@@ -189,7 +189,7 @@ class AgentProcesses:
             on_overflow=lambda failure: self._overflowed(live, failure),
         )
         timeout = self._settings.agent_start_timeout_seconds
-        self._starting[ticket.session_id] = live
+        self._handshaking[ticket.session_id] = live
         try:
             handshake = await asyncio.wait_for(
                 self._handshake(live, ticket, effective), timeout=timeout
@@ -211,7 +211,7 @@ class AgentProcesses:
                 raise
             raise self._start_failure(live, exc, timeout) from None
         finally:
-            self._starting.pop(ticket.session_id, None)
+            self._handshaking.pop(ticket.session_id, None)
         live.caps = handshake.caps
         live.context = () if handshake.loaded else ticket.context
         await self._offload(self._announce, agent, handshake.options)
@@ -446,7 +446,7 @@ class AgentProcesses:
         process (a start's record is shielded from its caller's cancellation, so it is its
         process that is stopped)."""
         self.stopping = True
-        for live in list(self._starting.values()):
+        for live in list(self._handshaking.values()):
             await self._end_process(live)
 
     async def close_all(self) -> list[str]:

@@ -100,10 +100,9 @@ class SQLiteStore(Store):
         image = SQLiteStore._memory_image
         if image is not None:
             self._writer.deserialize(image)
-            self._migrate()
-            return
         self._migrate()
-        SQLiteStore._memory_image = self._writer.serialize()
+        if image is None:
+            SQLiteStore._memory_image = self._writer.serialize()
 
     def _connect(self, *, writer: bool = False) -> sqlite3.Connection:
         try:
