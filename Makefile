@@ -62,7 +62,11 @@ TEST_WORKERS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 1) )))
 tests: $(STAMP) node-deps browser-deps
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadscope
 
-test: lint typecheck tests
+# lint and typecheck beside the tests, at the lowest CPU priority (they fill the cycles the tests
+# leave while waiting on their daemons); a line per step with its wall seconds at the end, after
+# pytest's table of the tiers' times; fails when any step fails.
+test: $(STAMP) node-deps browser-deps
+	./scripts/test-all.sh "$(MAKE)" $(BIN) $(TEST_WORKERS)
 
 # The soak (about 10 minutes): 20,000 hostile calls against a daemon (HTTP API, /mcp, a stdio
 # proxy), the inputs of issue 22, kill -9 during write bursts, and schemathesis against its
