@@ -245,7 +245,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             for engine in engines:
                 asyncio.run(_seed(engine, args.sessions))
                 # warm: the first calls of a daemon build caches the others use (not counted)
-                asyncio.run(drive(engine.url, _status(engine), clients=2, seconds=1.0))
+                asyncio.run(
+                    drive(engine.url, _status(engine), clients=2, seconds=min(1.0, args.seconds))
+                )
             for number in range(args.sets):
                 order = engines[number % 3 :] + engines[: number % 3]
                 for operation in ("session_status", "session_create"):
@@ -298,7 +300,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.quick:
-        args.seconds, args.clients, args.sets, args.sessions = 1.0, 4, 1, 5
+        args.seconds, args.clients, args.sets, args.sessions = 0.5, 4, 1, 5
     result = measure(args)
     if args.json:
         emit_json(result)
