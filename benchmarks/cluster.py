@@ -140,8 +140,9 @@ def _wait_ready(process: subprocess.Popen[bytes], url: str) -> None:
 async def _load(
     urls: list[str], session_id: str, clients: int, seconds: float, operation: str = "status"
 ) -> list[float]:
-    """Every client sends requests back to back, each to the next daemon; latencies (s).
-    ``status`` reads one session; ``create`` makes a session (no agent) per call."""
+    """Every client sends requests back to back, each to the next daemon, until ``seconds``
+    have passed (each at least one, however slow the machine); latencies (s). ``status``
+    reads one session; ``create`` makes a session (no agent) per call."""
     latencies: list[float] = []
     stop = time.monotonic() + seconds
     turn = iter(range(10**9))
@@ -149,7 +150,7 @@ async def _load(
     async with httpx2.AsyncClient(trust_env=False, timeout=30, limits=limits) as http:
 
         async def client() -> None:
-            while time.monotonic() < stop:
+            while True:
                 url = urls[next(turn) % len(urls)]
                 began = time.perf_counter()
                 if operation == "create":
@@ -159,6 +160,8 @@ async def _load(
                 latencies.append(time.perf_counter() - began)
                 if response.status_code != EXPECTED[operation]:
                     raise SystemExit(f"session_{operation} answered {response.status_code}")
+                if time.monotonic() >= stop:
+                    break
 
         await asyncio.gather(*(client() for _ in range(clients)))
     return latencies

@@ -76,8 +76,9 @@ async def drive(
     seconds: float = 10.0,
 ) -> Load:
     """``clients`` concurrent clients (a connection each, kept alive), each calling
-    ``await request(client, n)`` back to back until ``seconds`` have passed; a response
-    other than 2xx counts as a failure."""
+    ``await request(client, n)`` back to back until ``seconds`` have passed (each at least
+    once, however short the run and however slow the machine); a response other than 2xx
+    counts as a failure."""
     latencies: list[float] = []
     failures = 0
     deadline = time.perf_counter() + seconds
@@ -86,7 +87,7 @@ async def drive(
         nonlocal failures
         async with httpx2.AsyncClient(base_url=base_url, trust_env=False, timeout=60) as http:
             n = k
-            while time.perf_counter() < deadline:
+            while True:
                 started = time.perf_counter()
                 response = await request(http, n)
                 if 200 <= response.status_code < 300:
@@ -94,6 +95,8 @@ async def drive(
                 else:
                     failures += 1
                 n += clients
+                if time.perf_counter() >= deadline:
+                    break
 
     began = time.perf_counter()
     await asyncio.gather(*(client_loop(k) for k in range(clients)))
