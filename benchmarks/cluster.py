@@ -353,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         # a lease of 5 s, as the failover test's (tests/cluster): with 2 s, once in a whole
         # test run on a loaded machine (PostgreSQL flushing each commit), the first daemon's
-        # first turn had not answered after 62 s, its renewals starved of CPU
+        # first turn had not answered after 62 s (its renewals starved of CPU, it seems)
         args.clients, args.seconds, args.lease, idle_s = 4, 0.5, 5, QUICK_IDLE_S
     info = machine()
     with store_of(args.store) as store:
