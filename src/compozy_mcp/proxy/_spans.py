@@ -19,13 +19,32 @@ from opentelemetry import trace
 from opentelemetry.propagate import get_global_textmap
 
 
+class _Fields:
+    """The fields the global propagator reads, kept while it stays the same (a composite
+    propagator builds the set anew each time it is asked)."""
+
+    def __init__(self) -> None:
+        self._of: object = None
+        self._fields: tuple[str, ...] = ()
+
+    def __call__(self) -> tuple[str, ...]:
+        textmap = get_global_textmap()
+        if textmap is not self._of:
+            self._fields = tuple(textmap.fields)
+            self._of = textmap
+        return self._fields
+
+
+_propagated = _Fields()
+
+
 def tracing(meta: Any) -> bool:
     """Whether a request's span would record anything or carry a trace context on: a tracer
     provider is set, or ``meta`` has a field the propagator reads."""
     provider = trace.get_tracer_provider()
     if not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
         return True
-    return bool(meta) and any(field in meta for field in get_global_textmap().fields)
+    return isinstance(meta, Mapping) and not meta.keys().isdisjoint(_propagated())
 
 
 class SpansWhenTraced:
