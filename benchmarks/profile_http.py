@@ -24,7 +24,8 @@ from pathlib import Path
 
 import anyio
 
-from benchmarks.call_overhead import CALLS, KIND, REPO_ROOT, _env, prepared, sdk_client
+from benchmarks.call_overhead import CALLS, KIND, _env, prepared, sdk_client
+from benchmarks.common import REPO_ROOT
 from benchmarks.http_load import ROWS, run_set
 from benchmarks.records import DEFAULT_SEED
 
