@@ -87,6 +87,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``make unit`` does not import a test module whose tests are all in slow tiers (the
+    browser's, the benchmarks' and PostgreSQL's modules import Playwright, the benchmark
+    scripts, psycopg: ~0.3 s of CPU in each worker, for tests it would deselect)."""
+    if config.getoption("markexpr", "") != "unit" or collection_path.suffix != ".py":
+        return None
+    if not collection_path.name.startswith("test_"):
+        return None
+    return True if runstats.only_slow_tiers(collection_path.read_text()) else None
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     gcpause.resume()
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import time
 from collections import OrderedDict, defaultdict
@@ -42,6 +43,31 @@ def cpu_seconds() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+#: a module's own marks, when its one ``pytestmark`` line gives them: ``pytest.mark.process`` or
+#: ``[pytest.mark.process, pytest.mark.anyio]`` (a trailing comment allowed)
+_MODULE_MARKS = re.compile(
+    r"^pytestmark = (?:pytest\.mark\.(\w+)|\[((?:pytest\.mark\.\w+, )*pytest\.mark\.\w+)\])"
+    r"[ \t]*(?:#[^\n]*)?$",
+    re.MULTILINE,
+)
+
+
+def only_slow_tiers(source: str) -> bool:
+    """Whether every test of a test module (its source) is in a slow tier, as its one
+    ``pytestmark`` line says, so that the unit tier need not import it. A module that names the
+    ``unit`` mark anywhere, or sets ``pytestmark`` otherwise, is imported and its tests judged
+    one by one."""
+    if source.count("pytestmark") != 1 or "mark.unit" in source:
+        return False
+    found = _MODULE_MARKS.search(source)
+    if found is None:
+        return False
+    marks = (
+        [found[1]] if found[1] else [mark[len("pytest.mark.") :] for mark in found[2].split(", ")]
+    )
+    return any(mark in SLOW_TIERS for mark in marks)
 
 
 def tier_of(keywords: Any) -> str:

@@ -1,9 +1,10 @@
-"""The order xdist's ``load`` hands the unit tier's tests out: the tests of the scopes slowest
-per test in the last run first, the rest in their collected order."""
+"""The unit tier's run: the order xdist's ``load`` hands its tests out (the scopes slowest per
+test in the last run first, the rest in their collected order), and the modules it need not
+import (every test in a slow tier)."""
 
 from __future__ import annotations
 
-from tests.runstats import _slowest_first
+from tests.runstats import _slowest_first, only_slow_tiers
 
 COLLECTED = [
     "tests/a.py::test_one",
@@ -34,3 +35,20 @@ def test_the_scopes_slowest_per_test_go_first_and_each_keeps_its_order() -> None
 
 def test_without_figures_the_collected_order_stays() -> None:
     assert _slowest_first(COLLECTED, {}) == list(range(len(COLLECTED)))
+
+
+def test_a_module_marked_only_with_slow_tiers_is_left_out_of_the_unit_tier() -> None:
+    assert only_slow_tiers("import pytest\n\npytestmark = pytest.mark.process\n")
+    assert only_slow_tiers("pytestmark = [pytest.mark.anyio, pytest.mark.bench]\n")
+    assert only_slow_tiers("pytestmark = pytest.mark.process  # the echo agent runs apart\n")
+
+
+def test_a_module_that_may_hold_a_unit_test_is_imported() -> None:
+    assert not only_slow_tiers("pytestmark = pytest.mark.anyio\n")
+    assert not only_slow_tiers("pytestmark = [pytest.mark.anyio, pg.on_both_engines]\n")
+    assert not only_slow_tiers("def test_x() -> None: ...\n")
+    # a test of its own marked unit, a mark set twice, or a mark that is not a plain name
+    assert not only_slow_tiers("pytestmark = pytest.mark.process\n@pytest.mark.unit\n")
+    assert not only_slow_tiers("pytestmark = pytest.mark.process\npytestmark = []\n")
+    assert not only_slow_tiers("pytestmark = pytest.mark.process if X else pytest.mark.anyio\n")
+    assert not only_slow_tiers("pytestmark = pytest.mark.skipif(True, reason='no')\n")
