@@ -62,7 +62,7 @@ def _scratch_in_memory(config: pytest.Config) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("markexpr", "") == "unit":
-        tiers.scale = 0.2
+        tiers.scale = 0.1
     config.stash[_STARTED] = time.time()
     _scratch_in_memory(config)
     config.pluginmanager.register(runstats, "compozy-phase-cpu")
