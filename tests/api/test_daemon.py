@@ -55,3 +55,33 @@ def test_no_uds_serves_only_tcp_and_creates_no_socket(home: Home) -> None:
         assert not (where / "d.sock").exists()
         with daemon.client() as client:
             assert client.get("/api/tools").status_code == 200
+
+
+def _mapped(pid: int, library: str) -> bool:
+    """Whether process ``pid`` has loaded the extension module ``library`` (its ``.so`` is in
+    the process's memory map)."""
+    with open(f"/proc/{pid}/maps", encoding="utf-8") as maps:
+        return any(library in line for line in maps)
+
+
+def test_an_idle_daemon_holds_no_template_engine_or_yaml_parser_until_asked(home: Home) -> None:
+    """Issue 29, item 5 (memory): Jinja2 and PyYAML are loaded by the first board page and
+    the first YAML file read, not by a daemon that serves the API and MCP alone. Seen from
+    outside through the extension modules each one maps (MarkupSafe's for Jinja2)."""
+    jinja, yaml = "markupsafe/_speedups", "yaml/_yaml"
+    with (
+        running_daemon(home, "--port", "0", "--no-uds", listeners=1) as daemon,
+        daemon.client() as client,
+    ):
+        pid = daemon.process.pid
+        assert client.get("/api/sessions").status_code == 200
+        assert not _mapped(pid, jinja)
+        assert not _mapped(pid, yaml)
+        page = client.get("/")
+        assert page.status_code == 200
+        assert "<html" in page.text
+        assert _mapped(pid, jinja)
+        lint = client.post("/api/loops/validate", json={"definition": "name: x\nnodes: [\n"})
+        assert lint.status_code == 200, lint.text
+        assert lint.json()["valid"] is False
+        assert _mapped(pid, yaml)

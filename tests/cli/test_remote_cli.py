@@ -388,3 +388,35 @@ def test_a_command_against_a_daemon_loads_no_http_library_server_stack_or_store(
     assert done.returncode == 0, done.stderr
     report: dict[str, Any] = json.loads(done.stdout)
     assert report == {"code": 0, "loaded": []}
+
+
+VERSION_PROBE = textwrap.dedent(
+    """
+    import json, sys
+    from compozy_mcp.cli.main import main
+
+    code = main(["--version"])
+    ours = sorted(name for name in sys.modules if name.split(".")[0] == "compozy_mcp")
+    print(json.dumps({"code": code, "ours": ours, "argparse": "argparse" in sys.modules}))
+    """
+)
+
+
+def test_version_imports_nothing_but_the_command_line_entry() -> None:
+    """Issue 29, item 2: ``compozy --version`` (what scripts ask most) answers before any
+    parser, error hierarchy or context is imported."""
+    done = subprocess.run(
+        [sys.executable, "-c", VERSION_PROBE],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    first, report = done.stdout.split("\n", 1)
+    assert first.startswith("compozy-mcp ")
+    assert json.loads(report) == {
+        "code": 0,
+        "ours": ["compozy_mcp", "compozy_mcp.cli", "compozy_mcp.cli.main"],
+        "argparse": False,
+    }

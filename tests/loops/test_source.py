@@ -50,16 +50,16 @@ def test_the_collector_is_paused_while_a_document_is_read_and_restored_after(
     """A large document composes as a tree of hundreds of thousands of nodes: the cyclic
     collector's passes over it were most of the lint's time. It is off while the document is
     read, and as it was once the read ends, whether it succeeded or not."""
-    from compozy_mcp.loops import _source
+    from compozy_mcp.loops import _yaml_read
 
     seen: list[bool] = []
-    count = _source._count_values
+    count = _yaml_read._count_values
 
     def counting(*args: Any) -> None:
         seen.append(gc.isenabled())
         count(*args)
 
-    monkeypatch.setattr(_source, "_count_values", counting)
+    monkeypatch.setattr(_yaml_read, "_count_values", counting)
     assert gc.isenabled()
     assert load(SPEC_EXAMPLE).data == yaml.safe_load(SPEC_EXAMPLE)
     with pytest.raises(SourceError):

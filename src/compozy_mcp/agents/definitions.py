@@ -33,8 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from compozy_mcp import yamltext
 from compozy_mcp.agents._announced import Announcements
 from compozy_mcp.validation import InputCheck, describe
 
@@ -288,8 +287,8 @@ def read_file(file: AgentFile, into: AgentCatalog) -> None:
                 {"source": file.shown_as, "message": f"larger than {MAX_FILE_BYTES} bytes"}
             )
             return
-        loaded = yaml.safe_load(file.path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        loaded = yamltext.load(file.path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yamltext.YamlError) as exc:
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         into.problems.append({"source": file.shown_as, "message": f"cannot read: {first_line}"})
         return

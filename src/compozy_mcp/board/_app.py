@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import jinja2
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
@@ -28,6 +28,9 @@ from compozy_mcp.errors import CompozyError, InvalidRequest
 from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.store.tasks import TASK_STATES
+
+if TYPE_CHECKING:
+    import jinja2
 
 #: no inline script, no inline style, nothing from another origin, never framed
 CSP = (
@@ -67,14 +70,33 @@ OPEN = [state for state in TASK_STATES if state not in ENDED]
 SETTLE_SECONDS = 0.15
 RECHECK_SECONDS = 5.0
 
-_templates = jinja2.Environment(
-    loader=jinja2.PackageLoader("compozy_mcp.board", "templates"),
-    autoescape=True,  # every session name, agent message, hook stderr and tool input is untrusted
-    undefined=jinja2.StrictUndefined,
-)
-# JSON as a person reads it (indented, characters as they are), escaped as any text is; Jinja's
-# own tojson writes "<" as \u003c, which is safe but unreadable
-_templates.filters["pretty"] = jsonutil.dumps_pretty
+
+@cache
+def _templates() -> jinja2.Environment:
+    """The pages' templates, loaded when the board is first asked for: a daemon nobody opens
+    the board of never holds Jinja2 and its compiled templates (about 2 MB of its memory)."""
+    import jinja2
+
+    templates = jinja2.Environment(
+        loader=jinja2.PackageLoader("compozy_mcp.board", "templates"),
+        # every session name, agent message, hook stderr and tool input is untrusted
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    # JSON as a person reads it (indented, characters as they are), escaped as any text is;
+    # Jinja's own tojson writes "<" as \u003c, which is safe but unreadable
+    templates.filters["pretty"] = jsonutil.dumps_pretty
+    return templates
+
+
+def _render(template: str, **context: Any) -> str:
+    return _templates().get_template(template).render(**context)
+
+
+@cache
+def _shell(page: str) -> str:
+    """A page's shell: it holds no data, so it is drawn once, when first asked for."""
+    return _render(f"{page}.html")
 
 
 def _page(body: str | bytes, media_type: str = "text/html; charset=utf-8") -> Response:
@@ -157,16 +179,14 @@ class Board:
         sessions = await self.sessions(archived)
         board = columns(sessions, datetime.now(UTC), await self.last_turns.of(sessions))
         needs_you = sum(1 for _, cards in board for card in cards if card["needs_you"])
-        return _templates.get_template("cards.html").render(columns=board, needs_you=needs_you)
+        return _render("cards.html", columns=board, needs_you=needs_you)
 
     async def shell(self, request: Request) -> Response:
-        return _page(_templates.get_template("board.html").render())
+        return _page(_shell("board"))
 
     def page_shell(self, page: str) -> Route:
-        body = _templates.get_template(f"{page}.html").render()
-
         async def serve(_: Request) -> Response:
-            return _page(body)
+            return _page(_shell(page))
 
         return Route(f"/{page}", serve, methods=["GET"])
 
@@ -195,7 +215,8 @@ class Board:
         diff = None
         if session.get("worktree") is not None:
             diff = patch_text(await self.host.call(ops.SESSION_DIFF, {"session_id": session_id}))
-        return _templates.get_template("session_detail.html").render(
+        return _render(
+            "session_detail.html",
             s=session,
             diff=diff,
             attention=attention_text(session),
@@ -210,7 +231,8 @@ class Board:
             ops.SESSION_EVENTS,
             {"cursor": cursor, "limit": TRANSCRIPT_PAGE, "session_id": session_id},
         )
-        return _templates.get_template("transcript.html").render(
+        return _render(
+            "transcript.html",
             lines=transcript_lines(page["events"]),
             next_cursor=page["next_cursor"],
             more=len(page["events"]) == TRANSCRIPT_PAGE,
@@ -218,7 +240,7 @@ class Board:
 
     async def loop_runs(self, request: Request) -> str:
         runs = (await self.host.call(ops.LIST_LOOP_RUNS, {}))["runs"]
-        return _templates.get_template("loop_runs.html").render(runs=runs)
+        return _render("loop_runs.html", runs=runs)
 
     async def _tool(self, tool_id: str, tool_input: dict[str, Any]) -> dict[str, Any]:
         """A native tool's full result, called as the CLI calls it (``host.invoke``)."""
@@ -238,14 +260,12 @@ class Board:
         if query.get("cursor"):
             tool_input["cursor"] = query["cursor"]
         found = await self._tool("compozy__hooks_runs", tool_input)
-        return _templates.get_template("hook_runs.html").render(
-            runs=found["runs"], next_cursor=found.get("next_cursor")
-        )
+        return _render("hook_runs.html", runs=found["runs"], next_cursor=found.get("next_cursor"))
 
     async def grants(self, request: Request) -> str:
         """The remembered approvals (as ``compozy approvals list --full``), each with revoke."""
         found = await self._tool("compozy__tool_approvals_list", {})
-        return _templates.get_template("grants.html").render(grants=found["grants"])
+        return _render("grants.html", grants=found["grants"])
 
     async def tasks(self, request: Request) -> str:
         """Tasks by state: the open ones, then the ended ones (each in claim order)."""
@@ -255,7 +275,7 @@ class Board:
                 "tasks"
             ],
         ]
-        return _templates.get_template("task_list.html").render(columns=task_columns(listed))
+        return _render("task_list.html", columns=task_columns(listed))
 
     async def stream(self, request: Request) -> Response:
         archived = _archived(request)

@@ -4,7 +4,6 @@ store, the MCP SDK, the HTTP stack) inside ``run`` only, so start-up stays fast.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
@@ -12,12 +11,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from compozy_mcp import __version__
-from compozy_mcp.errors import CompozyError
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Mapping
 
     from compozy_mcp.cli._context import Context
+    from compozy_mcp.errors import CompozyError
 
 #: command name -> module in compozy_mcp.cli; the module registers the parser and runs it
 COMMAND_MODULES = {
@@ -92,14 +92,15 @@ def command_named(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = None) -> int:
     """Run one command. ``env`` is the environment commands read (``os.environ`` by default);
     nothing here writes to ``os.environ``."""
-    from compozy_mcp.cli._context import Context
-    from compozy_mcp.cli._logs import configure_logging
-
-    env = os.environ if env is None else env
     words = sys.argv[1:] if argv is None else list(argv)
-    if words == ["--version"]:  # what a script asks most often: no parser to build for it
+    if words == ["--version"]:  # what a script asks most often: nothing to import or build
         print(f"compozy-mcp {__version__}")
         return 0
+    from compozy_mcp.cli._context import Context
+    from compozy_mcp.cli._logs import configure_logging
+    from compozy_mcp.errors import CompozyError
+
+    env = os.environ if env is None else env
     # completion walks every command; a command line that names one needs that one only
     parser = build_parser(None if "_ARGCOMPLETE" in env else command_named(words))
     if "_ARGCOMPLETE" in env:  # the shell asks for completions (compozy completion ...)

@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from compozy_mcp import yamltext
 from compozy_mcp.hooks._model import HOME, WORKSPACE, Hook
 from compozy_mcp.native.hook_schema import FILE_HOOK, HOOKS_FILE, definition_problem
 from compozy_mcp.validation import InputCheck, describe
@@ -90,7 +89,7 @@ def _document(source: HookFile) -> Any:
         data = handle.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
         raise ValueError(f"it is larger than {MAX_FILE_BYTES} bytes")
-    return yaml.safe_load(data) or {}
+    return yamltext.load(data) or {}
 
 
 def _entries(source: HookFile, into: Loaded) -> Iterator[dict[str, Any]]:
@@ -101,9 +100,8 @@ def _entries(source: HookFile, into: Loaded) -> Iterator[dict[str, Any]]:
     except OSError as exc:
         into.problems.append(source.problem(f"cannot be read ({exc.strerror})"))
         return
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        line = f" at line {where.line + 1}" if where is not None else ""
+    except yamltext.YamlError as exc:
+        line = f" at line {exc.line}" if exc.line is not None else ""
         into.problems.append(source.problem(f"is not valid YAML{line}"))
         return
     except ValueError as exc:

@@ -84,14 +84,20 @@ class McpLogs:
         )
         return types.EmptyResult()
 
+    @staticmethod
+    def opted_in(ctx: ServerRequestContext[Any]) -> bool:
+        """Whether a 2026-07-28 request asked for the lines logged while it runs (a call that
+        did not need not enter :meth:`for_request`)."""
+        return (ctx.meta or {}).get(LOG_LEVEL_META_KEY) in LEVELS and ctx.request_id is not None
+
     @asynccontextmanager
     async def for_request(self, ctx: ServerRequestContext[Any]) -> AsyncIterator[None]:
         """While a 2026-07-28 request that opted in runs, the lines logged meanwhile ride its
         stream (nothing for a request that did not opt in)."""
-        level = (ctx.meta or {}).get(LOG_LEVEL_META_KEY)
-        if level not in LEVELS or ctx.request_id is None:
+        if not self.opted_in(ctx):
             yield
             return
+        level = (ctx.meta or {}).get(LOG_LEVEL_META_KEY)
         key = (_connection(ctx), ctx.request_id)
         scope = self._scope_of(ctx)
         deliver = self._deliver(key, ctx.session, ctx.request_id)

@@ -258,15 +258,14 @@ class Relay:
         return self._upstream
 
     async def _call_tool(
-        self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
+        self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any] | None
     ) -> CallToolResult:
         self.changes.remember(ctx)
-        name = params.name
         # a one-shot approval token rides in _meta; the daemon checks it (docs/approvals.md)
         token = (ctx.meta or {}).get(META_APPROVAL_TOKEN)
         meta: Any = {META_APPROVAL_TOKEN: token} if isinstance(token, str) else None
         call = CallToolRequest(
-            params=CallToolRequestParams(name=name, arguments=params.arguments, _meta=meta)
+            params=CallToolRequestParams(name=name, arguments=arguments, _meta=meta)
         )
 
         async def relay_progress(progress: float, total: float | None, message: str | None) -> None:

@@ -48,7 +48,9 @@ from compozy_mcp.proxy._listing import mcp_tool
 from compozy_mcp.proxy._logs import McpLogs
 from compozy_mcp.proxy._notify import ToolsChanged
 from compozy_mcp.proxy._paging import Pages
+from compozy_mcp.proxy._spans import spans_when_traced
 from compozy_mcp.proxy._streaming import MCP_RESULT_CEILING, MESSAGE_OVERHEAD, SSE_EVENT_CAP
+from compozy_mcp.proxy._tool_calls import ToolCalls, WireResult
 from compozy_mcp.proxy.discovery import (
     TOOL_CALL,
     TOOL_CALL_CHECK,
@@ -82,21 +84,17 @@ META_TITLE = "compozy.dev/title"
 META_APPROVAL_TOKEN = "compozy.dev/approval_token"
 
 
-#: a result as the wire carries it (``tools/call``'s ``CallToolResult``, by its wire names)
-WireResult = dict[str, Any]
-
-
 def call_result(result: ToolResult) -> WireResult:
     """``structuredContent`` is the record; the one text block is the same JSON, serialized.
 
     Built in its wire form: the SDK takes a dict as the result's wire form, where a
     ``CallToolResult`` model would be validated from the record and dumped back to this dict,
     two more walks of the whole record per call (the larger the record, the more they cost)."""
-    out: WireResult = {
-        "resultType": "complete",
-        "content": [{"type": "text", "text": result.structured_json.decode()}],
-        "structuredContent": result.structured,
-    }
+    out = WireResult(
+        resultType="complete",
+        content=[{"type": "text", "text": result.structured_json.decode()}],
+        structuredContent=result.structured,
+    )
     meta: dict[str, Any] | None = None
     if result.truncated:
         meta = {
@@ -132,8 +130,9 @@ def error_result(error: CompozyError) -> CallToolResult:
 ListTools = Callable[
     [ServerRequestContext[Any], PaginatedRequestParams | None], Awaitable[ListToolsResult]
 ]
+#: a ``tools/call`` handler, given the tool's name and arguments
 CallTool = Callable[
-    [ServerRequestContext[Any], CallToolRequestParams],
+    [ServerRequestContext[Any], str, dict[str, Any] | None],
     Awaitable[CallToolResult | InputRequiredResult | WireResult],
 ]
 InputSchema = Callable[[str], Mapping[str, Any] | None]
@@ -177,8 +176,17 @@ def native_server(
         cache_hints={"tools/list": CacheHint(ttl_ms=catalog_ttl_ms, scope="private")},
     )
     # registered by method: a handler may answer in wire form (:func:`call_result`), which
-    # ``on_call_tool`` does not let it
-    server.add_request_handler("tools/call", CallToolRequestParams, call_tool)
+    # ``on_call_tool`` does not let it; plain calls skip the SDK's per-call model work
+    # (:mod:`._tool_calls`), and its span when nothing traces (:mod:`._spans`)
+
+    async def sdk_call(
+        ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> CallToolResult | InputRequiredResult | WireResult:
+        return await call_tool(ctx, params.name, params.arguments)
+
+    server.add_request_handler("tools/call", CallToolRequestParams, sdk_call)
+    server.middleware = [*map(spans_when_traced, server.middleware)]
+    server.middleware.append(ToolCalls(call_tool, server.server_info_stamp))
     return server
 
 
@@ -375,14 +383,15 @@ class ProxyServer:
             await self.upstreams.settled()
 
     async def _call_tool(
-        self, ctx: ServerRequestContext[Any], params: CallToolRequestParams
+        self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any] | None
     ) -> CallToolResult | InputRequiredResult | WireResult:
         self.changes.remember(ctx)
-        name = params.name
         await self._upstreams_ready(ctx)
         try:
+            if not self.logs.opted_in(ctx):  # most calls: no context manager to enter
+                return await self.route(ctx, self._scope(ctx), name, arguments)
             async with self.logs.for_request(ctx):
-                return await self.route(ctx, self._scope(ctx), name, params.arguments)
+                return await self.route(ctx, self._scope(ctx), name, arguments)
         except CompozyError as error:
             return mcp_error(error)
         except MCPError:

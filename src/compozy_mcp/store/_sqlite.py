@@ -43,16 +43,22 @@ class SQLiteReader(SQLReader):
     """A read on a SQLite connection, which can tell whether anything was committed since."""
 
     _conn: sqlite3.Connection
+    #: the revision as this read first asked it (a status read asks twice: the TTL check and
+    #: the record). Taken no later than anything this read sees, it can only make what is kept
+    #: under it look out of date sooner (and built again), never pass for what changed since.
+    _revision: Hashable | None = None
 
     def revision(self) -> Hashable | None:
         # data_version changes when another connection commits (another process, or this
         # process's writer, when this is a pooled reader); total_changes when this connection
         # writes (the in-memory store reads on its writer). A write is never asked (its reader
         # is a SQLWriter, which gives no revision): its changes may yet roll back, which
-        # total_changes would not undo.
-        conn = self._conn
-        row = conn.execute("PRAGMA data_version").fetchone()
-        return (conn, row[0], conn.total_changes)
+        # total_changes would not undo. A read writes nothing: both stay what they were.
+        if self._revision is None:
+            conn = self._conn
+            row = conn.execute("PRAGMA data_version").fetchone()
+            self._revision = (conn, row[0], conn.total_changes)
+        return self._revision
 
 
 def _locked(exc: sqlite3.OperationalError) -> bool:

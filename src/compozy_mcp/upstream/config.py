@@ -34,8 +34,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from compozy_mcp import yamltext
 from compozy_mcp.errors import ConfigError
 from compozy_mcp.reasons import Reason
 
@@ -291,10 +290,9 @@ class ConfigFile:
                 reason=Reason.MCP_CONFIG_INVALID,
             ) from None
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            at = f" (line {mark.line + 1})" if mark is not None else ""
+            data = yamltext.load(text)
+        except yamltext.YamlError as exc:
+            at = f" (line {exc.line})" if exc.line is not None else ""
             raise ConfigError(
                 f"{self.shown} is not valid YAML{at}", reason=Reason.MCP_CONFIG_INVALID
             ) from None
@@ -329,7 +327,7 @@ class ConfigFile:
         return found
 
     def write_raw(self, data: Mapping[str, Any]) -> None:
-        text = yaml.safe_dump(dict(data), sort_keys=False, default_flow_style=False)
+        text = yamltext.dump(dict(data))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".mcp-", suffix=".yaml", dir=self.path.parent)
         try:
