@@ -18,19 +18,25 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from tests import gcpause, leftovers, loopguard, pg, runstats, tiers
-from tests.api.support import Daemon, Home, running_daemon, short_dir
-from tests.runtime.inprocess import InProcessLauncher
 
-from compozy_mcp.assembly import App, open_app
 from compozy_mcp.calls import OPERATOR, CallScope
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.config import Settings
-from compozy_mcp.dispatch import ToolResult
-from compozy_mcp.store import Store
+
+if TYPE_CHECKING:
+    # imported where a fixture first needs them: xdist's controller loads this module too, and
+    # runs no test (the product's assembly and the in-process agents' ACP schema: ~0.7 s of
+    # CPU before any worker starts)
+    from tests.api.support import Daemon, Home
+    from tests.runtime.inprocess import InProcessLauncher
+
+    from compozy_mcp.assembly import App
+    from compozy_mcp.dispatch import ToolResult
+    from compozy_mcp.store import Store
 
 START = datetime(2026, 11, 10, 14, 2, 11, tzinfo=UTC)
 SLOW_TIERS = runstats.SLOW_TIERS
@@ -56,7 +62,7 @@ def _scratch_in_memory(config: pytest.Config) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("markexpr", "") == "unit":
-        tiers.scale = 0.2
+        tiers.scale = 0.1
     config.stash[_STARTED] = time.time()
     _scratch_in_memory(config)
     config.pluginmanager.register(runstats, "compozy-phase-cpu")
@@ -79,6 +85,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             for line in left:
                 reporter.write_line(f"  {line}", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``make unit`` does not import a test module whose tests are all in slow tiers (the
+    browser's, the benchmarks' and PostgreSQL's modules import Playwright, the benchmark
+    scripts, psycopg: ~0.3 s of CPU in each worker, for tests it would deselect)."""
+    if config.getoption("markexpr", "") != "unit" or collection_path.suffix != ".py":
+        return None
+    if not collection_path.name.startswith("test_"):
+        return None
+    return True if runstats.only_slow_tiers(collection_path.read_text()) else None
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -155,6 +172,8 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 def shared_home(tmp_path_factory: pytest.TempPathFactory) -> Home:
     """A data directory a module's tests share, with :func:`shared_daemon`. A module that
     needs other settings (``COMPOZY_PERMISSION_MODE``, a token) overrides this fixture."""
+    from tests.api.support import Home
+
     return Home.make(tmp_path_factory.mktemp("shared"))
 
 
@@ -165,6 +184,8 @@ def shared_daemon(shared_home: Home) -> Iterator[Daemon]:
     needs a daemon but not a fresh one. Such a test makes its own sessions and asserts on
     them only, never on what the whole store holds; a test that stops, restarts or
     reconfigures its daemon starts its own (:func:`tests.api.support.running_daemon`)."""
+    from tests.api.support import running_daemon, short_dir
+
     with (
         short_dir() as where,
         running_daemon(shared_home, "--port", "0", "--uds", str(where / "d.sock")) as daemon,
@@ -203,6 +224,8 @@ def settings(tmp_path: Path, workspace: Path, request: pytest.FixtureRequest) ->
 
 @pytest.fixture
 def launcher() -> InProcessLauncher:
+    from tests.runtime.inprocess import InProcessLauncher
+
     return InProcessLauncher()
 
 
@@ -219,6 +242,8 @@ def app(
     settings: Settings, clock: FixedClock, launcher: InProcessLauncher, app_store: Store
 ) -> Iterator[App]:
     """An app whose agents run in this process (:mod:`tests.runtime.inprocess`)."""
+    from compozy_mcp.assembly import open_app
+
     with open_app(settings, store=app_store, clock=clock, launcher=launcher) as opened:
         yield opened
 

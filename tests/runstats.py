@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import time
 from collections import OrderedDict, defaultdict
@@ -42,6 +43,31 @@ def cpu_seconds() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+#: a module's own marks, when its one ``pytestmark`` line gives them: ``pytest.mark.process`` or
+#: ``[pytest.mark.process, pytest.mark.anyio]`` (a trailing comment allowed)
+_MODULE_MARKS = re.compile(
+    r"^pytestmark = (?:pytest\.mark\.(\w+)|\[((?:pytest\.mark\.\w+, )*pytest\.mark\.\w+)\])"
+    r"[ \t]*(?:#[^\n]*)?$",
+    re.MULTILINE,
+)
+
+
+def only_slow_tiers(source: str) -> bool:
+    """Whether every test of a test module (its source) is in a slow tier, as its one
+    ``pytestmark`` line says, so that the unit tier need not import it. A module that names the
+    ``unit`` mark anywhere, or sets ``pytestmark`` otherwise, is imported and its tests judged
+    one by one."""
+    if source.count("pytestmark") != 1 or "mark.unit" in source:
+        return False
+    found = _MODULE_MARKS.search(source)
+    if found is None:
+        return False
+    marks = (
+        [found[1]] if found[1] else [mark[len("pytest.mark.") :] for mark in found[2].split(", ")]
+    )
+    return any(mark in SLOW_TIERS for mark in marks)
 
 
 def tier_of(keywords: Any) -> str:
@@ -169,11 +195,52 @@ def register(config: pytest.Config) -> None:
 class SchedulerPlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        if config.getvalue("dist") != "loadscope":
+        dist = config.getvalue("dist")
+        if dist not in ("loadscope", "load"):
             return None
         cache = getattr(config, "cache", None)
         known: dict[str, float] = cache.get(SCOPE_SECONDS, {}) if cache else {}
+        if dist == "load":
+            return _slowest_tests_first_scheduling(config, log, known)
         return _longest_first_scheduling(config, log, known)
+
+
+def _slowest_tests_first_scheduling(
+    config: pytest.Config, log: Any, known: dict[str, float]
+) -> Any:
+    """xdist's ``load`` (``make unit``: test by test), with the tests of the modules whose tests
+    took longest on average handed out first: a property test of a second or two collected
+    last would otherwise finish alone on one worker while the other waits."""
+    from xdist.scheduler import LoadScheduling
+
+    class SlowestFirst(LoadScheduling):
+        ordered = False
+
+        def _send_tests(self, node: Any, num: int) -> None:
+            if not self.ordered and self.collection is not None:
+                self.ordered = True  # before the first test goes out, all of them pending
+                rank = _slowest_first(self.collection, known)
+                position = {index: place for place, index in enumerate(rank)}
+                self.pending.sort(key=position.__getitem__)
+            super()._send_tests(node, num)
+
+    return SlowestFirst(config, log)
+
+
+def _slowest_first(nodeids: list[str], known: dict[str, float]) -> list[int]:
+    """Indices of ``nodeids``, by the mean seconds of a test of their scope in the last run,
+    slowest first; stable, so a scope without a figure keeps its collected place among those
+    without one, and all of them go first (a new module is the likeliest to be slow)."""
+    counts: dict[str, int] = defaultdict(int)
+    for nodeid in nodeids:
+        counts[scope_of(nodeid)] += 1
+
+    def mean(index: int) -> float:
+        scope = scope_of(nodeids[index])
+        seconds = known.get(scope)
+        return float("inf") if seconds is None else seconds / counts[scope]
+
+    return sorted(range(len(nodeids)), key=lambda index: -mean(index))
 
 
 def _longest_first_scheduling(config: pytest.Config, log: Any, known: dict[str, float]) -> Any:

@@ -1,5 +1,5 @@
 """How much a test does depends on the tier it runs in: ``make unit`` (``-m unit``) is what a
-developer runs while working, so property tests draw a fifth of their examples there; ``make
+developer runs while working, so property tests draw a tenth of their examples there; ``make
 test`` draws them all."""
 
 from __future__ import annotations

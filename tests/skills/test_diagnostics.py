@@ -11,8 +11,9 @@ from typing import Any
 import orjson
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.tiers import examples
 
 from compozy_mcp.skills import NAME_PATTERN, SkillService
 from compozy_mcp.skills._metadata import SHA256_MISMATCH, parse_skill
@@ -290,6 +291,11 @@ _SKILL_TEXTS = (
 )
 
 
+#: hypothesis's default (all of them in ``make tests``, fewer in ``make unit``)
+EXAMPLES = examples(100)
+
+
+@settings(max_examples=EXAMPLES)
 @given(_SKILL_TEXTS)
 def test_parsing_never_raises_and_only_a_digest_failure_leaves_it_valid(data: bytes) -> None:
     parsed = parse_skill(data)
@@ -301,6 +307,7 @@ def test_parsing_never_raises_and_only_a_digest_failure_leaves_it_valid(data: by
         assert parsed.failures
 
 
+@settings(max_examples=EXAMPLES)
 @given(
     st.dictionaries(
         st.sampled_from(["name", "description", "tags", "version", "sha256", "x"]),

@@ -1,0 +1,54 @@
+"""The unit tier's run: the order xdist's ``load`` hands its tests out (the scopes slowest per
+test in the last run first, the rest in their collected order), and the modules it need not
+import (every test in a slow tier)."""
+
+from __future__ import annotations
+
+from tests.runstats import _slowest_first, only_slow_tiers
+
+COLLECTED = [
+    "tests/a.py::test_one",
+    "tests/a.py::test_two",
+    "tests/b.py::test_slow[x]",
+    "tests/b.py::test_slow[y]",
+    "tests/c.py::Group::test_in_a_class",
+    "tests/d.py::test_new",
+    "tests/e.py::test_quick",
+]
+
+
+def test_the_scopes_slowest_per_test_go_first_and_each_keeps_its_order() -> None:
+    # per test: c.py's class 2 s, a.py 1.5 s, b.py 1 s, e.py 0.1 s (a.py before b.py, though
+    # both have two tests; c.py first, though a.py took longer in all)
+    known = {"tests/a.py": 3.0, "tests/b.py": 2.0, "tests/c.py::Group": 2.0, "tests/e.py": 0.1}
+    ordered = [COLLECTED[index] for index in _slowest_first(COLLECTED, known)]
+    assert ordered == [
+        "tests/d.py::test_new",  # no figure: a new module, the likeliest to be slow
+        "tests/c.py::Group::test_in_a_class",
+        "tests/a.py::test_one",
+        "tests/a.py::test_two",
+        "tests/b.py::test_slow[x]",
+        "tests/b.py::test_slow[y]",
+        "tests/e.py::test_quick",
+    ]
+
+
+def test_without_figures_the_collected_order_stays() -> None:
+    assert _slowest_first(COLLECTED, {}) == list(range(len(COLLECTED)))
+
+
+def test_a_module_marked_only_with_slow_tiers_is_left_out_of_the_unit_tier() -> None:
+    assert only_slow_tiers("import pytest\n\npytestmark = pytest.mark.process\n")
+    assert only_slow_tiers("pytestmark = [pytest.mark.anyio, pytest.mark.bench]\n")
+    assert only_slow_tiers("pytestmark = pytest.mark.process  # the echo agent runs apart\n")
+
+
+def test_a_module_that_may_hold_a_unit_test_is_imported() -> None:
+    assert not only_slow_tiers("pytestmark = pytest.mark.anyio\n")
+    assert not only_slow_tiers("pytestmark = [pytest.mark.anyio, pg.on_both_engines]\n")
+    assert not only_slow_tiers("def test_x() -> None: ...\n")
+    # a test of its own marked unit, a mark set twice, or a mark that is not a plain name
+    assert not only_slow_tiers("pytestmark = pytest.mark.process\n@pytest.mark.unit\n")
+    assert not only_slow_tiers("pytestmark = pytest.mark.process\npytestmark = []\n")
+    assert not only_slow_tiers("pytestmark = pytest.mark.process if X else pytest.mark.anyio\n")
+    assert not only_slow_tiers("pytestmark = pytest.mark.skipif(True, reason='no')\n")
