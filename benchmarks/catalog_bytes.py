@@ -36,7 +36,14 @@ from mcp.server import Server
 
 from benchmarks import search_quality
 from benchmarks.catalogs import bench_app, with_fixture
-from benchmarks.common import REPO_ROOT, emit_json, machine, machine_line, table
+from benchmarks.common import (
+    REPO_ROOT,
+    emit_json,
+    initialize_request,
+    machine,
+    machine_line,
+    table,
+)
 from benchmarks.search_tasks import TASKS
 from benchmarks.variants import VARIANTS, VariantProxyServer
 from benchmarks.wire import WireLog, exchanges, response_result, wire_transport
@@ -267,16 +274,7 @@ def serve(variant: str) -> None:
 def stdio_result(variant: str) -> bytes:
     """The ``tools/list`` result line a real stdio subprocess writes, read raw (2025-11-25)."""
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "bench", "version": "0"},
-            },
-        },
+        initialize_request("bench"),
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]

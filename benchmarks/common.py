@@ -153,3 +153,17 @@ def serve_on_socket(env: dict[str, str], home: Path) -> subprocess.Popen[bytes]:
     daemon.kill()
     daemon.wait()
     raise SystemExit("compozy serve did not start")
+
+
+def initialize_request(client: str) -> dict[str, Any]:
+    """A 2025-11-25 MCP client's first request (JSON-RPC id 1), from ``client``."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": client, "version": "1"},
+        },
+    }

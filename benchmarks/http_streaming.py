@@ -34,6 +34,7 @@ from benchmarks.common import emit_json, machine, machine_line, median, percenti
 from compozy_mcp import net
 from compozy_mcp.assembly import open_app
 from compozy_mcp.config import Settings
+from compozy_mcp.hostapi.wire import MCP_PATH
 from compozy_mcp.proxy import transports
 from compozy_mcp.proxy.server import ProxyServer
 
@@ -46,7 +47,7 @@ def json_only_app(proxy: ProxyServer) -> Starlette:
     """The app as it was: the SDK's JSON response mode (no stream, ever)."""
     manager = StreamableHTTPSessionManager(app=proxy.server, json_response=True)
     return Starlette(
-        routes=[Route(transports.MCP_PATH, endpoint=StreamableHTTPASGIApp(manager))],
+        routes=[Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(manager))],
         lifespan=lambda _: manager.run(),
     )
 
@@ -54,7 +55,7 @@ def json_only_app(proxy: ProxyServer) -> Starlette:
 @contextlib.asynccontextmanager
 async def served(app: Any) -> AsyncIterator[str]:
     sock = net.bind_tcp("127.0.0.1", 0)
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}{transports.MCP_PATH}"
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}{MCP_PATH}"
     server = uvicorn.Server(
         uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     )

@@ -5,10 +5,12 @@ The daemon runs as a user runs it (``compozy serve --no-tcp`` on a scratch ``COM
 requests go through its socket with the Host API client the CLI uses. Figures are read from
 ``/proc/PID/status`` (``VmRSS``), after a short settle, in this order:
 
-1. idle: the daemon started and answered one request;
-2. stored: after ``--sessions`` sessions were created (not bound: no agent runs), the growth
+1. idle: the daemon started and answered one request of its HTTP API;
+2. MCP: after one MCP client initialized a session on its ``/mcp`` (the endpoint, and the MCP
+   SDK with it, is loaded by the first MCP request);
+3. stored: after ``--sessions`` sessions were created (not bound: no agent runs), the growth
    per 1,000;
-3. bound: after ``--bound`` sessions on the shipped ``echo`` agent each ran one prompt (an agent
+4. bound: after ``--bound`` sessions on the shipped ``echo`` agent each ran one prompt (an agent
    process each), the daemon's growth per session and the RSS of one agent process (its
    children, summed, divided by their number).
 
@@ -24,8 +26,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import httpx2
+
 from benchmarks.common import (
     emit_json,
+    initialize_request,
     machine,
     machine_line,
     scratch_env,
@@ -35,6 +40,8 @@ from benchmarks.common import (
 from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.remote import RemoteHost
 from compozy_mcp.hostapi.target import parse_target
+from compozy_mcp.hostapi.wire import MCP_PATH
+from compozy_mcp.runtime import _procfs as procfs
 
 SETTLE_S = 1.0
 
@@ -47,19 +54,29 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError(f"no VmRSS for process {pid}")
 
 
-def children(pid: int) -> list[int]:
-    """The direct children of ``pid`` (the agent processes a daemon started)."""
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        text = (task / "children").read_text().split()
-        found.extend(int(child) for child in text)
-    return found
+async def _initialize_mcp(socket_path: Path) -> None:
+    """One MCP session initialized on the daemon's ``/mcp`` (over its socket)."""
+    transport = httpx2.AsyncHTTPTransport(uds=str(socket_path))
+    async with httpx2.AsyncClient(
+        transport=transport, base_url="http://localhost", trust_env=False, timeout=60
+    ) as client:
+        answer = await client.post(
+            MCP_PATH,
+            json=initialize_request("benchmarks.memory"),
+            headers={"Accept": "application/json, text/event-stream"},
+        )
+        answer.raise_for_status()
 
 
-async def _load(host: RemoteHost, daemon: int, sessions: int, bound: int) -> dict[str, Any]:
+async def _load(
+    host: RemoteHost, daemon: int, socket_path: Path, sessions: int, bound: int
+) -> dict[str, Any]:
     await host.call(ops.LIST_SESSIONS, {"limit": 1})
     await asyncio.sleep(SETTLE_S)
     idle = rss_kib(daemon)
+    await _initialize_mcp(socket_path)
+    await asyncio.sleep(SETTLE_S)
+    serving_mcp = rss_kib(daemon)
     for _ in range(sessions):
         await host.call(ops.CREATE_SESSION, {"agent_name": "general"})
     await asyncio.sleep(SETTLE_S)
@@ -82,12 +99,13 @@ async def _load(host: RemoteHost, daemon: int, sessions: int, bound: int) -> dic
         )
     await asyncio.sleep(SETTLE_S)
     after = rss_kib(daemon)
-    agents = children(daemon)
+    agents = list(procfs.children(daemon))
     agent_kib = sum(rss_kib(pid) for pid in agents)
     return {
         "idle_mib": round(idle / 1024, 1),
+        "mcp_mib": round(serving_mcp / 1024, 1),
         "sessions": sessions,
-        "per_1000_stored_mib": round((stored - idle) / 1024 * 1000 / max(1, sessions), 2),
+        "per_1000_stored_mib": round((stored - serving_mcp) / 1024 * 1000 / max(1, sessions), 2),
         "bound": bound,
         "agent_processes": len(agents),
         "daemon_per_bound_mib": round((after - stored) / 1024 / max(1, bound), 2),
@@ -106,7 +124,7 @@ def measure(sessions: int, bound: int) -> dict[str, Any]:
 
             async def run() -> dict[str, Any]:
                 try:
-                    return await _load(host, daemon.pid, sessions, bound)
+                    return await _load(host, daemon.pid, home / "compozy.sock", sessions, bound)
                 finally:
                     await host.aclose()
 
@@ -121,6 +139,7 @@ def report(result: dict[str, Any]) -> str:
     f = result["memory"]
     rows = [
         ("daemon idle (MiB)", f["idle_mib"]),
+        ("daemon after its first MCP session (MiB)", f["mcp_mib"]),
         (f"growth per 1,000 stored sessions (MiB, {f['sessions']} made)", f["per_1000_stored_mib"]),
         (f"growth per bound echo session (MiB, {f['bound']} bound)", f["daemon_per_bound_mib"]),
         (f"one echo agent process (MiB, {f['agent_processes']} running)", f["agent_process_mib"]),

@@ -49,11 +49,13 @@ from compozy_mcp.cluster import ClusterNode, DaemonIdentity, daemon_identity
 from compozy_mcp.cluster.wakeup import wakeup_for
 from compozy_mcp.errors import CompozyError
 from compozy_mcp.hostapi.local import LocalHost
-from compozy_mcp.hostapi.wire import API_PREFIX
-from compozy_mcp.proxy.discovery import Discovery
+from compozy_mcp.hostapi.wire import API_PREFIX, MCP_PATH
+from compozy_mcp.proxy.on_demand import McpOnDemand
 
 if TYPE_CHECKING:
     from compozy_mcp.assembly import App
+    from compozy_mcp.proxy.discovery import Discovery
+    from compozy_mcp.proxy.on_demand import Built
     from compozy_mcp.upstream.supervisor import Upstreams
 
 log = logging.getLogger(__name__)
@@ -158,7 +160,7 @@ def daemon_app(
     *,
     address: str | None = None,
     upstreams: Upstreams | None = None,
-    discovery: Discovery = Discovery.FULL,
+    discovery: Discovery | str = "full",
     identity: DaemonIdentity | None = None,
     balanced: bool = False,
 ) -> Starlette:
@@ -168,12 +170,6 @@ def daemon_app(
     ``identity``: the daemon's among the daemons of its store (default: the one kept in its
     home, at ``address``). ``balanced``: one of several daemons behind a balancer, so that an
     MCP request naming a session another daemon opened is served (statelessly) here."""
-    from mcp.server.transport_security import TransportSecuritySettings
-
-    from compozy_mcp.proxy.http_sessions import mcp_http_app
-    from compozy_mcp.proxy.server import ProxyServer
-    from compozy_mcp.proxy.transports import MAX_REQUEST_BYTES, MCP_PATH, QuietDisconnects
-
     settings = app.settings
     identity = identity or daemon_identity(settings.home, {}, address)
     node = ClusterNode(
@@ -185,22 +181,35 @@ def daemon_app(
         settings.lease_seconds,
         wakeup=wakeup_for(app.store),
     )
-    proxy = ProxyServer(app, scope_per_request=True, upstreams=upstreams, discovery=discovery)
-    mcp_app, sessions = mcp_http_app(
-        proxy.server,
-        path=MCP_PATH,
-        security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        max_sessions=settings.mcp_max_sessions,
-        idle_seconds=settings.mcp_session_idle_seconds,
-        max_request_bytes=MAX_REQUEST_BYTES,
-        serve_unknown=balanced,
-    )
-    mcp_app.add_middleware(QuietDisconnects)
+
+    def build_mcp() -> Built:
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from compozy_mcp.proxy.discovery import Discovery
+        from compozy_mcp.proxy.http_sessions import mcp_http_app
+        from compozy_mcp.proxy.server import ProxyServer
+        from compozy_mcp.proxy.transports import MAX_REQUEST_BYTES
+
+        proxy = ProxyServer(
+            app, scope_per_request=True, upstreams=upstreams, discovery=Discovery(discovery)
+        )
+        return mcp_http_app(
+            proxy.server,
+            path=MCP_PATH,
+            security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            max_sessions=settings.mcp_max_sessions,
+            idle_seconds=settings.mcp_session_idle_seconds,
+            max_request_bytes=MAX_REQUEST_BYTES,
+            serve_unknown=balanced,
+        )
+
+    # built by the first /mcp request: a daemon nobody asks MCP of never imports the SDK
+    mcp = McpOnDemand(build_mcp)
 
     started = time.monotonic()
 
     async def healthz(_: Request) -> Response:
-        body: dict[str, Any] = {"status": "ok", "mcp_sessions": sessions.open_sessions}
+        body: dict[str, Any] = {"status": "ok", "mcp_sessions": mcp.open_sessions}
         return Response(jsonutil.dumps(body), media_type="application/json")
 
     async def health(_: Request) -> Response:
@@ -208,7 +217,7 @@ def daemon_app(
         body.update(
             version=__version__,
             uptime_seconds=round(time.monotonic() - started, 3),
-            mcp_sessions=sessions.open_sessions,
+            mcp_sessions=mcp.open_sessions,
             # which of the store's daemons answered (several may serve one store)
             daemon={"id": identity.daemon_id, "address": identity.address},
         )
@@ -225,8 +234,8 @@ def daemon_app(
                 # /mcp waits for their first attempts when it lists, not the start-up:
                 # a stop (SIGTERM) is heard at once
                 await stack.enter_async_context(upstreams.running(settle=False))
-            await stack.enter_async_context(mcp_app.router.lifespan_context(mcp_app))
             tasks = await stack.enter_async_context(anyio.create_task_group())
+            mcp.serve_in(tasks)  # its session manager runs there once it is built
             # agents of an earlier daemon died with it: their sessions are unbound
             # and what they left running in the background (kill -9 of a daemon) ends
             reaped = await anyio.to_thread.run_sync(app.runtime.reap_orphans)
@@ -258,7 +267,7 @@ def daemon_app(
             Route(HEALTH, health, methods=["GET"]),
             Mount(API_PREFIX, app=api_app(host, openapi.for_address(address))),
             *board_routes(host, error_response),
-            *mcp_app.routes,
+            Route(MCP_PATH, endpoint=mcp),
         ],
         middleware=[
             Middleware(RequestLog),

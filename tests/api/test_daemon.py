@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import signal
+import subprocess
+import sys
+import textwrap
 
 import pytest
 from tests.api.support import Home, running_daemon, short_dir
@@ -85,3 +89,75 @@ def test_an_idle_daemon_holds_no_template_engine_or_yaml_parser_until_asked(home
         assert lint.status_code == 200, lint.text
         assert lint.json()["valid"] is False
         assert _mapped(pid, yaml)
+
+
+#: builds the daemon's app as ``compozy serve`` does, runs its lifespan, and asks it through
+#: ASGI: the HTTP API first, then MCP's initialize; says whether the MCP SDK was loaded by each
+MCP_ON_DEMAND = textwrap.dedent(
+    """
+    import asyncio, json, os, sys
+    import httpx2
+    from compozy_mcp import daemon
+    from compozy_mcp.api.auth import Access
+    from compozy_mcp.assembly import open_app
+    from compozy_mcp.config import Settings
+
+    INITIALIZE = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
+
+    async def main():
+        report = {}
+        with open_app(Settings.from_env(os.environ)) as app:
+            served = daemon.daemon_app(app, Access.for_host("127.0.0.1", None))
+            async with served.router.lifespan_context(served):
+                transport = httpx2.ASGITransport(app=served)
+                async with httpx2.AsyncClient(
+                    transport=transport, base_url="http://127.0.0.1"
+                ) as client:
+                    listed = await client.get("/api/sessions")
+                    health = await client.get("/healthz")
+                    report["api"] = [listed.status_code, health.json()["mcp_sessions"]]
+                    report["sdk_before"] = "mcp" in sys.modules
+                    answer = await client.post(
+                        "/mcp",
+                        json=INITIALIZE,
+                        headers={"Accept": "application/json, text/event-stream"},
+                    )
+                    report["initialize"] = [
+                        answer.status_code, answer.json()["result"]["serverInfo"]["name"]
+                    ]
+                    report["sdk_after"] = "mcp" in sys.modules
+                    report["mcp_sessions"] = (await client.get("/healthz")).json()["mcp_sessions"]
+        print(json.dumps(report))
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_the_mcp_endpoint_and_the_sdk_are_loaded_by_the_first_mcp_request(home: Home) -> None:
+    """Issue 29, item 5: a daemon asked only through its HTTP API never imports the MCP SDK
+    (about 30 MiB and 0.7 s of CPU); the first ``/mcp`` request builds the endpoint, which then
+    answers as it always did and counts its session."""
+    done = subprocess.run(
+        [sys.executable, "-c", MCP_ON_DEMAND],
+        env=home.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report == {
+        "api": [200, 0],
+        "sdk_before": False,
+        "initialize": [200, "compozy-mcp"],
+        "sdk_after": True,
+        "mcp_sessions": 1,
+    }

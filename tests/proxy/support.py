@@ -43,6 +43,7 @@ from compozy_mcp.assembly import App, open_app
 from compozy_mcp.calls import CallScope
 from compozy_mcp.clock import FixedClock
 from compozy_mcp.config import Settings
+from compozy_mcp.hostapi.wire import MCP_PATH
 from compozy_mcp.proxy import transports
 from compozy_mcp.proxy.server import ProxyServer
 from compozy_mcp.store import SQLiteStore
@@ -539,7 +540,7 @@ class Uds:
 async def served_over_http(proxy: ProxyServer) -> AsyncIterator[str]:
     """The proxy's real HTTP app (``transports.http_app``) on a free loopback port, in-process."""
     sock = net.bind_tcp("127.0.0.1", 0)
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}{transports.MCP_PATH}"
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}{MCP_PATH}"
     config = uvicorn.Config(
         transports.http_app(proxy.server, proxy.app.settings),
         log_level="warning",

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from compozy_mcp.calls import CallScope
     from compozy_mcp.cli._context import Context
     from compozy_mcp.hostapi.target import Target
-    from compozy_mcp.upstream.asking import Declared
     from compozy_mcp.upstream.supervisor import Upstreams
 
 DEFAULT_PORT = 8765
@@ -143,7 +142,6 @@ def _in_process(args: argparse.Namespace, context: Context) -> int:
     from compozy_mcp.errors import ResourceNotFound
     from compozy_mcp.proxy.discovery import Discovery
     from compozy_mcp.proxy.server import ProxyServer
-    from compozy_mcp.upstream.asking import EVERY_CAPABILITY
 
     settings = context.settings()
     with open_app(settings) as app:
@@ -156,11 +154,14 @@ def _in_process(args: argparse.Namespace, context: Context) -> int:
             scope = scope_of(args.session)
             if not args.workspace:
                 workspace = _session_workspace(app, args.session) or workspace
-        # on stdio the one client's own capabilities are declared to the servers (they start
-        # once its first request says them); over HTTP, every client's calls are checked
-        declared = None if not (args.http or args.uds) else EVERY_CAPABILITY
         upstreams = upstreams_for(
-            context, settings.home, workspace, app, scope, kind="proxy", declared=declared
+            context,
+            settings.home,
+            workspace,
+            app,
+            scope,
+            kind="proxy",
+            many_clients=bool(args.http or args.uds),
         )
         proxy = ProxyServer(
             app,
@@ -201,19 +202,23 @@ def upstreams_for(
     scope: CallScope,
     *,
     kind: str,
-    declared: Declared | None,
+    many_clients: bool,
 ) -> Upstreams | None:
     """The upstream servers to connect: every one defined, or those ``scope``'s policy
-    allows (the others are withheld: known, refused); ``None`` when none is defined.
-    ``declared``: the client capabilities declared to them (``None``: the one client's)."""
+    allows (the others are withheld: known, refused); ``None`` when none is defined (then
+    nothing of the MCP SDK is imported). ``many_clients``: served over HTTP, so every client
+    capability is declared to them and each call's own client is checked when asked; else
+    (stdio) the one client's own are declared, once its first request says them."""
     from compozy_mcp.upstream.defined import defined
-    from compozy_mcp.upstream.supervisor import Upstreams
 
     every = defined(home, workspace).values()
     allowed = [d for d in every if app.catalog.server_visible(d.name, scope)]
     withheld = [d.name for d in every if d not in allowed]
     if not allowed and not withheld:
         return None
+    from compozy_mcp.upstream.asking import EVERY_CAPABILITY
+    from compozy_mcp.upstream.supervisor import Upstreams
+
     return Upstreams(
         allowed,
         home=home,
@@ -221,7 +226,7 @@ def upstreams_for(
         workspace=workspace,
         kind=kind,
         withheld=withheld,
-        declared=declared,
+        declared=EVERY_CAPABILITY if many_clients else None,
     )
 
 
@@ -273,6 +278,7 @@ def _serve(
     import anyio
 
     from compozy_mcp import net
+    from compozy_mcp.hostapi.wire import MCP_PATH
     from compozy_mcp.http_limits import HttpDeadlines
     from compozy_mcp.proxy import transports
 
@@ -290,14 +296,14 @@ def _serve(
             [sock],
             socket_files=[path],
             deadlines=deadlines,
-            announce=lambda: _say(f"serving MCP on unix socket {path} at {transports.MCP_PATH}"),
+            announce=lambda: _say(f"serving MCP on unix socket {path} at {MCP_PATH}"),
         )
     elif args.http:
         host, port = parse_address(args.http)
         sock = net.bind_tcp(host, port)
         port = sock.getsockname()[1]
         shown = f"[{host}]" if ":" in host else host
-        url = f"http://{shown}:{port}{transports.MCP_PATH}"
+        url = f"http://{shown}:{port}{MCP_PATH}"
         if not net.is_loopback(host):
             _say(
                 f"warning: {host} is not a loopback address; anyone who can reach it "

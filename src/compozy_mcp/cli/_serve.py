@@ -95,9 +95,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
         from compozy_mcp.cluster import daemon_identity
         from compozy_mcp.credentials import is_session_credential
         from compozy_mcp.http_limits import HttpDeadlines
-        from compozy_mcp.proxy.discovery import Discovery
         from compozy_mcp.store.open import check_spec
-        from compozy_mcp.upstream.asking import EVERY_CAPABILITY
 
     tcp, uds = not args.no_tcp, not args.no_uds
     token = read_token_file(Path(args.token_file)) if args.token_file else context.token
@@ -158,7 +156,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
                 app,
                 OPERATOR,
                 kind="daemon",
-                declared=EVERY_CAPABILITY,  # each call's own client is checked when asked
+                many_clients=True,
             )
             deadlines = HttpDeadlines(
                 head_timeout=settings.http_head_timeout_seconds,
@@ -170,7 +168,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
                 access,
                 address=address,
                 upstreams=upstreams,
-                discovery=Discovery(args.discovery),
+                discovery=args.discovery,
                 identity=identity,
                 balanced=args.advertise is not None,
             )

@@ -14,6 +14,8 @@ SESSION_HEADER = "X-Compozy-Session"
 DIAGNOSTIC_HEADER = "X-Compozy-Diagnostic"
 #: where the HTTP API is mounted on a daemon
 API_PREFIX = "/api"
+#: where a daemon (and ``compozy proxy --http``) serves MCP
+MCP_PATH = "/mcp"
 
 
 def error_body(error: CompozyError, *, diagnostic: bool = False) -> dict[str, Any]:

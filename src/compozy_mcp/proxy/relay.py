@@ -49,7 +49,7 @@ from compozy_mcp.errors import DaemonUnreachable, RemoteError, ResourceNotFound,
 from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.hostapi.remote import RemoteHost, daemon_http_client
 from compozy_mcp.hostapi.target import Target
-from compozy_mcp.hostapi.wire import SESSION_HEADER
+from compozy_mcp.hostapi.wire import MCP_PATH, SESSION_HEADER
 from compozy_mcp.proxy._asking import RequestAsker
 from compozy_mcp.proxy._notify import ToolsChanged
 from compozy_mcp.proxy._paging import Pages
@@ -60,7 +60,6 @@ from compozy_mcp.proxy.server import (
     error_result,
     native_server,
 )
-from compozy_mcp.proxy.transports import MCP_PATH
 from compozy_mcp.reasons import Reason
 from compozy_mcp.upstream.asking import Askers
 from compozy_mcp.upstream.http import UNREACHABLE, AnsweringTransport

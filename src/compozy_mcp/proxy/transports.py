@@ -18,12 +18,12 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from compozy_mcp.config import Settings
+from compozy_mcp.hostapi.wire import MCP_PATH
 from compozy_mcp.net import is_loopback
 from compozy_mcp.proxy.http_sessions import mcp_http_app
 
 log = logging.getLogger(__name__)
 
-MCP_PATH = "/mcp"
 #: requests larger than this are refused by the transport before they reach a tool
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 
