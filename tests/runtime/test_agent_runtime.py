@@ -3,6 +3,7 @@ shipped echo agent run in this process (:mod:`tests.runtime.inprocess`)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -255,6 +256,49 @@ async def test_a_slow_turn_is_cancelled_and_the_next_prompt_runs(call: Caller) -
     )
     assert (ended["turn"]["status"], ended["turn"]["stop_reason"]) == ("cancelled", "cancelled")
     assert (await _prompt(call, sid, "after"))["summary"]["text"] == "echo: after"
+
+
+async def test_a_cancel_cancels_the_queue_before_the_agent_can_take_its_next_turn(
+    app: App, call: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``session_prompt_cancel`` with a turn running and one queued: the queued turn is
+    cancelled (and counted), never started. It once cancelled the queue after telling the agent
+    to stop, and an agent that stopped at once took the queued turn in between (a daemon test
+    saw "0 queued" under load). The cancel of whatever is left waits here until no turn of the
+    session is queued: had the queue not been cancelled first, the queued turn starts in that
+    wait."""
+    sid = await _echo_session(call)
+    started = await call.structured(
+        "compozy__session_prompt", {"session_id": sid, "prompt": "slow 20"}
+    )
+    with anyio.fail_after(30):
+        while (await call.full(sid))["runtime"]["status"] != "running":
+            await anyio.sleep(0.01)
+    later = await call.structured("compozy__session_prompt", {"session_id": sid, "prompt": "later"})
+    assert later["turn"]["status"] == "queued"
+    turns = app.sessions.turns
+    cancel_queued = turns.cancel_queued
+
+    def none_queued() -> bool:
+        with app.sessions.ledger.store.read() as reader:
+            return all(turn.status != "queued" for turn in reader.transcript(sid))
+
+    def cancel_once_none_is_queued(session_id: str, stop_reason: str, **kw: Any) -> int:
+        if not kw.get("queued_only"):
+            deadline = time.monotonic() + 10
+            while not none_queued() and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return cancel_queued(session_id, stop_reason, **kw)
+
+    monkeypatch.setattr(turns, "cancel_queued", cancel_once_none_is_queued)
+    cancelled = await call.structured("compozy__session_prompt_cancel", {"session_id": sid})
+    assert cancelled["running_turn_id"] == started["turn"]["turn_id"]
+    assert cancelled["queued_cancelled"] == 1
+    ended = await call.structured(
+        "compozy__session_wait",
+        {"session_id": sid, "turn_id": later["turn"]["turn_id"], "timeout_seconds": 10},
+    )
+    assert (ended["turn"]["status"], ended["turn"]["stop_reason"]) == ("cancelled", "cancelled")
 
 
 async def test_compact_events_keep_a_failed_turns_status_and_stop_reason(call: Caller) -> None:

@@ -240,13 +240,20 @@ class AgentRuntime:
         sessions = self._sessions
         with sessions.ledger.store.read() as reader:
             sessions.ledger.load(reader, call, session_id, read_only=True)
+        # the queue first: an agent told to stop its turn would otherwise take the next queued
+        # one before the queue is cancelled
+        queued = await self._offload(
+            functools.partial(sessions.turns.cancel_queued, queued_only=True),
+            session_id,
+            "cancelled",
+        )
         running = await self.cancel_live(session_id)
         elsewhere = None
         if running is None and self.placement is not None:
             with sessions.ledger.store.read() as reader:
                 turns = reader.transcript(session_id)
             elsewhere = next((t.turn_id for t in turns if t.status == "running"), None)
-        queued = await self._offload(sessions.turns.cancel_queued, session_id, "cancelled")
+        queued += await self._offload(sessions.turns.cancel_queued, session_id, "cancelled")
         # the turn may run on another daemon: told once its queue is cancelled (so that it
         # takes no queued turn after the one it stops), through the store
         placement = self.placement

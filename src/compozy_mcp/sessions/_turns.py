@@ -123,17 +123,18 @@ class TurnLedger:
 
         self._apply(turn.session_id, change)
 
-    def cancel_queued(self, session_id: str, stop_reason: str) -> int:
-        """Cancel every open turn: the queued ones, and one still marked running (its agent
-        was told to stop, or went away). Returns how many *queued* turns were cancelled: the
-        running one is reported as the running one, not counted with the queue."""
+    def cancel_queued(self, session_id: str, stop_reason: str, *, queued_only: bool = False) -> int:
+        """Cancel every open turn: the queued ones, and (unless ``queued_only``) one still
+        marked running (its agent was told to stop, or went away). Returns how many *queued*
+        turns were cancelled: the running one is reported as the running one, not counted with
+        the queue."""
         queued: list[int] = []
 
         def change(writer: StoreWriter, _: SessionRow, state: SessionState) -> bool:
             now = self._ledger.now()
             closed = False
             for turn in writer.transcript(session_id):
-                if turn.status in OPEN_TURN:
+                if turn.status in OPEN_TURN and not (queued_only and turn.status != "queued"):
                     writer.save_turn(
                         replace(turn, status="cancelled", stop_reason=stop_reason, ended_at=now)
                     )
