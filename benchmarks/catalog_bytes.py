@@ -49,7 +49,7 @@ from benchmarks.variants import VARIANTS, VariantProxyServer
 from benchmarks.wire import WireLog, exchanges, response_result, wire_transport
 from compozy_mcp import jsonutil
 from compozy_mcp.assembly import App
-from compozy_mcp.proxy.discovery import Discovery
+from compozy_mcp.proxy.modes import Discovery
 from compozy_mcp.proxy.server import ProxyServer
 
 ERAS = {"2026-07-28": "auto", "2025-11-25": "legacy"}

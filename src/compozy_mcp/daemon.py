@@ -50,11 +50,11 @@ from compozy_mcp.cluster.wakeup import wakeup_for
 from compozy_mcp.errors import CompozyError
 from compozy_mcp.hostapi.local import LocalHost
 from compozy_mcp.hostapi.wire import API_PREFIX, MCP_PATH
+from compozy_mcp.proxy.modes import Discovery
 from compozy_mcp.proxy.on_demand import McpOnDemand
 
 if TYPE_CHECKING:
     from compozy_mcp.assembly import App
-    from compozy_mcp.proxy.discovery import Discovery
     from compozy_mcp.proxy.on_demand import Built
     from compozy_mcp.upstream.supervisor import Upstreams
 
@@ -160,7 +160,7 @@ def daemon_app(
     *,
     address: str | None = None,
     upstreams: Upstreams | None = None,
-    discovery: Discovery | str = "full",
+    discovery: Discovery = Discovery.FULL,
     identity: DaemonIdentity | None = None,
     balanced: bool = False,
 ) -> Starlette:
@@ -185,14 +185,11 @@ def daemon_app(
     def build_mcp() -> Built:
         from mcp.server.transport_security import TransportSecuritySettings
 
-        from compozy_mcp.proxy.discovery import Discovery
         from compozy_mcp.proxy.http_sessions import mcp_http_app
         from compozy_mcp.proxy.server import ProxyServer
         from compozy_mcp.proxy.transports import MAX_REQUEST_BYTES
 
-        proxy = ProxyServer(
-            app, scope_per_request=True, upstreams=upstreams, discovery=Discovery(discovery)
-        )
+        proxy = ProxyServer(app, scope_per_request=True, upstreams=upstreams, discovery=discovery)
         return mcp_http_app(
             proxy.server,
             path=MCP_PATH,

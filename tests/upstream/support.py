@@ -14,7 +14,7 @@ from mcp.client import Client
 
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import OPERATOR, CallScope
-from compozy_mcp.proxy.discovery import Discovery
+from compozy_mcp.proxy.modes import Discovery
 from compozy_mcp.proxy.server import ProxyServer
 from compozy_mcp.upstream.config import Restart, Scope, ServerDefinition, Timeouts, Transport
 from compozy_mcp.upstream.supervisor import Upstreams

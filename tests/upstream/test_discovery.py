@@ -26,7 +26,8 @@ from tests.upstream.support import extension, raw_call, serving
 
 from compozy_mcp.assembly import App
 from compozy_mcp.calls import CallScope
-from compozy_mcp.proxy.discovery import TOOL_CALL_SCHEMA, Discovery
+from compozy_mcp.proxy.discovery import TOOL_CALL_SCHEMA
+from compozy_mcp.proxy.modes import Discovery
 from compozy_mcp.proxy.server import ProxyServer
 
 pytestmark = pytest.mark.anyio

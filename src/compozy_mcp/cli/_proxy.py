@@ -105,10 +105,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def discovery_option(parser: argparse.ArgumentParser) -> None:
+    from compozy_mcp.proxy.modes import Discovery
+
     parser.add_argument(
         "--discovery",
-        choices=("full", "search"),
-        default="full",
+        choices=[mode.value for mode in Discovery],
+        default=Discovery.FULL.value,
         help="full: tools/list advertises every tool (default); search: only "
         "compozy__tool_search, compozy__tool_info and compozy__tool_call, which find and call "
         "the rest",
@@ -140,7 +142,7 @@ def _in_process(args: argparse.Namespace, context: Context) -> int:
     from compozy_mcp.assembly import open_app
     from compozy_mcp.calls import OPERATOR, scope_of
     from compozy_mcp.errors import ResourceNotFound
-    from compozy_mcp.proxy.discovery import Discovery
+    from compozy_mcp.proxy.modes import Discovery
     from compozy_mcp.proxy.server import ProxyServer
 
     settings = context.settings()
@@ -252,7 +254,7 @@ def _relay(args: argparse.Namespace, context: Context, target: Target) -> int:
     """Serve a daemon's tools (``--url`` / ``--socket`` / ``COMPOZY_URL``)."""
     import asyncio
 
-    from compozy_mcp.proxy.discovery import Discovery
+    from compozy_mcp.proxy.modes import Discovery
     from compozy_mcp.proxy.relay import Relay
 
     relay = Relay(

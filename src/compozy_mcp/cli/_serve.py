@@ -95,6 +95,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
         from compozy_mcp.cluster import daemon_identity
         from compozy_mcp.credentials import is_session_credential
         from compozy_mcp.http_limits import HttpDeadlines
+        from compozy_mcp.proxy.modes import Discovery
         from compozy_mcp.store.open import check_spec
 
     tcp, uds = not args.no_tcp, not args.no_uds
@@ -168,7 +169,7 @@ def run(args: argparse.Namespace, context: Context) -> int:
                 access,
                 address=address,
                 upstreams=upstreams,
-                discovery=args.discovery,
+                discovery=Discovery(args.discovery),
                 identity=identity,
                 balanced=args.advertise is not None,
             )

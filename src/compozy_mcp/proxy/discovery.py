@@ -18,7 +18,6 @@ unknown ``tool_id`` differs: it is a tool error (the model sees it), where an un
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import StrEnum
 from typing import Any
 
 from mcp.types import Tool, ToolAnnotations
@@ -28,11 +27,6 @@ from compozy_mcp.validation import InputCheck
 TOOL_SEARCH = "compozy__tool_search"
 TOOL_INFO = "compozy__tool_info"
 TOOL_CALL = "compozy__tool_call"
-
-
-class Discovery(StrEnum):
-    FULL = "full"
-    SEARCH = "search"
 
 
 TOOL_CALL_SCHEMA: dict[str, Any] = {

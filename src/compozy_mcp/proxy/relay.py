@@ -53,7 +53,8 @@ from compozy_mcp.hostapi.wire import MCP_PATH, SESSION_HEADER
 from compozy_mcp.proxy._asking import RequestAsker
 from compozy_mcp.proxy._notify import ToolsChanged
 from compozy_mcp.proxy._paging import Pages
-from compozy_mcp.proxy.discovery import TOOL_CALL, TOOL_CALL_SCHEMA, Discovery, search_listing
+from compozy_mcp.proxy.discovery import TOOL_CALL, TOOL_CALL_SCHEMA, search_listing
+from compozy_mcp.proxy.modes import Discovery
 from compozy_mcp.proxy.server import (
     CHANGING_CATALOG_TTL_MS,
     META_APPROVAL_TOKEN,

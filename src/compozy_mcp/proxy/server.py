@@ -55,9 +55,9 @@ from compozy_mcp.proxy.discovery import (
     TOOL_CALL,
     TOOL_CALL_CHECK,
     TOOL_CALL_SCHEMA,
-    Discovery,
     search_listing,
 )
+from compozy_mcp.proxy.modes import Discovery
 from compozy_mcp.reasons import Reason
 from compozy_mcp.upstream.asking import Declared
 from compozy_mcp.upstream.supervisor import Upstream, Upstreams
