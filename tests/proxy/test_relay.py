@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -141,6 +143,44 @@ def test_an_unknown_session_is_refused_at_start_as_in_process(
     assert 'session "sess-nope" does not exist' in near.stderr
 
 
+#: ``compozy ARGS`` in this interpreter, then which modules of the app it imported
+RELAY_PROBE = textwrap.dedent(
+    """
+    import json, sys
+    from compozy_mcp.cli.main import main
+
+    code = main(sys.argv[1:])
+    app = (
+        "compozy_mcp.assembly", "compozy_mcp.store", "compozy_mcp.sessions",
+        "compozy_mcp.runtime", "compozy_mcp.native", "compozy_mcp.dispatch",
+        "compozy_mcp.proxy.server",
+    )
+    loaded = sorted(
+        name for name in sys.modules if any(name == a or name.startswith(a + ".") for a in app)
+    )
+    print(json.dumps({"code": code, "loaded": loaded}))
+    """
+)
+
+
+def test_the_relay_imports_nothing_of_the_app_it_relays(served: tuple[Home, Daemon]) -> None:
+    """Issue 29: the relay serves the daemon's tools, so it starts without the store, the
+    registry, dispatch or the in-process proxy (about 150 of compozy's modules)."""
+    daemon_home, daemon = served
+    done = subprocess.run(
+        [sys.executable, "-c", RELAY_PROBE, "--socket", str(daemon.socket), "proxy"],
+        env=daemon_home.env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "relaying the compozy daemon" in done.stderr
+    assert json.loads(done.stdout) == {"code": 0, "loaded": []}
+
+
 @pytest.mark.parametrize(
     "remote",
     [
@@ -249,7 +289,7 @@ async def test_the_relay_passes_a_calls_approval_token_to_the_daemon(
 
     from mcp.types import RequestParamsMeta
 
-    from compozy_mcp.proxy.server import META_APPROVAL_TOKEN
+    from compozy_mcp.proxy.catalog_server import META_APPROVAL_TOKEN
 
     home = Home(daemon_home.root, daemon_home.with_env(COMPOZY_PERMISSION_MODE="default"))
     with _serve(home, "--no-tcp", "--uds", str(sockets / "d.sock")) as daemon:
