@@ -164,9 +164,10 @@ class RunStats:
         cache = getattr(self.config, "cache", None)
         if cache is None or not self.scopes:
             return
-        known: dict[str, float] = cache.get(SCOPE_SECONDS, {})
+        key = scope_seconds_key(self.config)
+        known: dict[str, float] = cache.get(key, {})
         known.update({scope: round(seconds, 2) for scope, seconds in self.scopes.items()})
-        cache.set(SCOPE_SECONDS, known)
+        cache.set(key, known)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         shown = [(tier, t) for tier, t in self.tiers.items() if t.tests]
@@ -210,6 +211,13 @@ class SchedulerPlugin:
         return _longest_first_scheduling(config, log, known)
 
 
+def scope_seconds_key(config: pytest.Config) -> str:
+    """Where a run's figures are cached: a run of some tiers only (``make unit``: ``-m unit``)
+    keeps its own, or its partial sums would reorder the whole suite's modules."""
+    selected = getattr(config.option, "markexpr", "") or ""
+    return f"{SCOPE_SECONDS}/{selected}" if selected else SCOPE_SECONDS
+
+
 def known_seconds(config: pytest.Config) -> dict[str, float]:
     """The seconds each scope took: the last run's (pytest's cache) over the committed ones."""
     known: dict[str, float] = {}
@@ -225,7 +233,7 @@ def known_seconds(config: pytest.Config) -> dict[str, float]:
         )
     cache = getattr(config, "cache", None)
     if cache is not None:
-        known.update(cache.get(SCOPE_SECONDS, {}))
+        known.update(cache.get(scope_seconds_key(config), {}))
     return known
 
 
