@@ -29,6 +29,7 @@ from tests.proxy.support import (
     Home,
     Mode,
     ProxyPool,
+    ProxyProcess,
     create_session,
     make_home,
     record,
@@ -218,24 +219,34 @@ async def test_a_daemon_with_a_token_needs_compozy_token(daemon_home: Home) -> N
             assert record(await client.call_tool(STATUS, {"session_id": made["id"]}))
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_the_relay_serves_streamable_http_too(
-    served: tuple[Home, Daemon], mode: Mode
-) -> None:
+@pytest.fixture(scope="module")
+def relay_over_http(served: tuple[Home, Daemon]) -> Iterator[ProxyProcess]:
+    """``compozy --socket D proxy --http``, shared by both modes' test; its stderr must hold
+    no traceback when it ends."""
     daemon_home, daemon = served
     pool = ProxyPool(daemon_home)
     try:
         args = ["--socket", str(daemon.socket), "proxy", "--http", "127.0.0.1:0"]
         process = pool.start(args, daemon_home.env, HTTP_READY)
-        url = process.wait_ready().group(1)
-        async with Client(url, mode=mode, cache=None) as client:
-            made = await create_session(client, name="over http")
-            status = record(await client.call_tool(STATUS, {"session_id": made["id"]}))
-            assert status["session"]["id"] == made["id"]
-        assert process.alive(), process.stderr
+        process.wait_ready()
+        yield process
     finally:
         pool.close()
     assert "Traceback" not in process.stderr, process.stderr
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_relay_serves_streamable_http_too(
+    relay_over_http: ProxyProcess, mode: Mode
+) -> None:
+    assert relay_over_http.match is not None
+    url = relay_over_http.match.group(1)
+    async with Client(url, mode=mode, cache=None) as client:
+        made = await create_session(client, name="over http")
+        status = record(await client.call_tool(STATUS, {"session_id": made["id"]}))
+        assert status["session"]["id"] == made["id"]
+    assert relay_over_http.alive(), relay_over_http.stderr
+    assert "Traceback" not in relay_over_http.stderr, relay_over_http.stderr
 
 
 @pytest.mark.parametrize("relayed", [True, False], ids=["relay", "in-process"])
@@ -294,8 +305,10 @@ async def test_the_relay_passes_a_calls_approval_token_to_the_daemon(
     home = Home(daemon_home.root, daemon_home.with_env(COMPOZY_PERMISSION_MODE="default"))
     with _serve(home, "--no-tcp", "--uds", str(sockets / "d.sock")) as daemon:
         remote = ["--socket", str(daemon.socket)]
-        async with relay(home, remote) as operator:
-            session = (await create_session(operator))["id"]
+        with daemon.socket_client() as operator:  # the operator, over the HTTP API
+            made = operator.post("/api/sessions", json={"agent_name": "general"})
+        assert made.status_code == 201, made.text
+        session = made.json()["session"]["id"]
         rename = {"session_id": session, "name": "relayed", "result_view": "full"}
         minted = _run(
             home,
