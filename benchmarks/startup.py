@@ -95,11 +95,12 @@ def _modules(args: tuple[str, ...], env: dict[str, str]) -> int:
 
 
 def _figures(
-    commands: dict[str, tuple[str, ...]], env: dict[str, str], runs: int
+    commands: dict[str, tuple[str, ...]], env: dict[str, str], runs: int, *, warm_up: bool
 ) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     for label, args in commands.items():
-        _run(args, env)  # warm-up: the OS file cache, the store's first open
+        if warm_up:
+            _run(args, env)  # the OS file cache, the store's first open
         times = [_run(args, env) * 1000 for _ in range(runs)]
         figures[label] = {
             "median_ms": round(median(times), 1),
@@ -111,16 +112,18 @@ def _figures(
     return figures
 
 
-def measure(runs: int, *, with_daemon: bool = True) -> dict[str, Any]:
+def measure(runs: int, *, with_daemon: bool = True, warm_up: bool = True) -> dict[str, Any]:
+    """``warm_up``: run each command once before its timed runs (``--quick`` does not: its
+    one run per command is there to show each command runs and is counted)."""
     with tempfile.TemporaryDirectory(prefix="compozy-startup-") as scratch:
         home = Path(scratch) / "home"
         env = scratch_env(home, scratch)
         _run(("session", "create", "--agent", "general", "--id", SESSION), env)
-        figures = _figures(COMMANDS, env, runs)
+        figures = _figures(COMMANDS, env, runs, warm_up=warm_up)
         if with_daemon:
             daemon = serve_on_socket(env, home)
             try:
-                figures |= _figures(DAEMON_COMMANDS, env, runs)
+                figures |= _figures(DAEMON_COMMANDS, env, runs, warm_up=warm_up)
             finally:
                 daemon.terminate()
                 daemon.wait(timeout=30)
@@ -149,9 +152,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-daemon", action="store_true", help="only the in-process commands (no compozy serve)"
     )
-    parser.add_argument("--quick", action="store_true", help="one run per command (tests)")
+    parser.add_argument(
+        "--quick", action="store_true", help="one run per command, no warm-up (tests)"
+    )
     args = parser.parse_args(argv)
-    result = measure(1 if args.quick else max(1, args.runs), with_daemon=not args.no_daemon)
+    result = measure(
+        1 if args.quick else max(1, args.runs),
+        with_daemon=not args.no_daemon,
+        warm_up=not args.quick,
+    )
     if args.json:
         emit_json(result)
     else:
