@@ -194,7 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     firsts: list[dict[str, Any]] = []
     if not args.no_first_token:
         firsts = asyncio.run(
-            first_token.measure(3, ["echo"]) if args.quick else first_token.measure(20)
+            first_token.measure(3, ["echo"], one_daemon=True)
+            if args.quick
+            else first_token.measure(20)
         )
     info = machine()
     if args.json:
