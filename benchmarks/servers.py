@@ -117,6 +117,7 @@ ECHO_TOOL = ToolDefinition(
     toolsets=("bench",),
     preview=lambda record: str(record["echo"]),
     idempotent=True,
+    answers_at_once=True,
 )
 
 
@@ -183,7 +184,12 @@ def serve(kind: str, transport: str, world: Path | None) -> None:
             if transport == "stdio":
                 anyio.run(transports.serve_stdio, proxy.server)
             else:
-                anyio.run(serve_http, transports.http_app(proxy.server, proxy.app.settings))
+                anyio.run(
+                    serve_http,
+                    transports.http_app(
+                        proxy.server, proxy.app.settings, answers_at_once=proxy.answers_at_once
+                    ),
+                )
 
 
 def main(argv: list[str] | None = None) -> int:

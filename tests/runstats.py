@@ -13,7 +13,9 @@ when the longest modules start first and the many short unit modules fill in at 
 each worker collects modules with a slow-tier test before the others (:func:`slow_modules_first`,
 the same order in every worker, as xdist requires), and the controller hands them out longest
 first by the seconds each took in the last run (kept in pytest's cache; a module it has no figure
-for goes first, a new module being the likeliest to be slow).
+for goes first, a new module being the likeliest to be slow). A clean checkout (CI) has no cache:
+there the figures come from ``tests/scope_seconds.json``, the cache's figures of a whole run on
+this 2-core machine, committed (``python -m tests.runstats`` writes it after a ``make test``).
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ import json
 import os
 import re
 import resource
+import sys
 import time
 from collections import OrderedDict, defaultdict
 from collections.abc import Generator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,6 +39,8 @@ TIERS = ("unit", "postgres", "process", "node", "agents", "browser", "bench", "s
 SLOW_TIERS = TIERS[1:]
 #: pytest cache key of the seconds each module (xdist scope) took, summed over its tests
 SCOPE_SECONDS = "compozy/scope-seconds"
+#: the figures a clean checkout starts from (module docstring)
+COMMITTED_SECONDS = Path(__file__).with_name("scope_seconds.json")
 _CPU_MARK = pytest.StashKey[float]()
 
 
@@ -158,9 +164,10 @@ class RunStats:
         cache = getattr(self.config, "cache", None)
         if cache is None or not self.scopes:
             return
-        known: dict[str, float] = cache.get(SCOPE_SECONDS, {})
+        key = scope_seconds_key(self.config)
+        known: dict[str, float] = cache.get(key, {})
         known.update({scope: round(seconds, 2) for scope, seconds in self.scopes.items()})
-        cache.set(SCOPE_SECONDS, known)
+        cache.set(key, known)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         shown = [(tier, t) for tier, t in self.tiers.items() if t.tests]
@@ -198,11 +205,36 @@ class SchedulerPlugin:
         dist = config.getvalue("dist")
         if dist not in ("loadscope", "load"):
             return None
-        cache = getattr(config, "cache", None)
-        known: dict[str, float] = cache.get(SCOPE_SECONDS, {}) if cache else {}
+        known = known_seconds(config)
         if dist == "load":
             return _slowest_tests_first_scheduling(config, log, known)
         return _longest_first_scheduling(config, log, known)
+
+
+def scope_seconds_key(config: pytest.Config) -> str:
+    """Where a run's figures are cached: a run of some tiers only (``make unit``: ``-m unit``)
+    keeps its own, or its partial sums would reorder the whole suite's modules."""
+    selected = getattr(config.option, "markexpr", "") or ""
+    return f"{SCOPE_SECONDS}/{selected}" if selected else SCOPE_SECONDS
+
+
+def known_seconds(config: pytest.Config) -> dict[str, float]:
+    """The seconds each scope took: the last run's (pytest's cache) over the committed ones."""
+    known: dict[str, float] = {}
+    try:
+        committed = json.loads(COMMITTED_SECONDS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        committed = None
+    if isinstance(committed, dict):
+        known.update(
+            (scope, float(seconds))
+            for scope, seconds in committed.items()
+            if isinstance(seconds, int | float)
+        )
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        known.update(cache.get(scope_seconds_key(config), {}))
+    return known
 
 
 def _slowest_tests_first_scheduling(
@@ -263,3 +295,30 @@ def _longest_first_scheduling(config: pytest.Config, log: Any, known: dict[str, 
             super()._assign_work_unit(node)
 
     return LongestFirst(config, log)
+
+
+#: a module, or a class in one (a parametrised id holding "::" makes scopes that are neither)
+_SCOPE = re.compile(r"[\w/.-]+\.py(?:::\w+)?")
+
+
+def write_committed(cache_dir: Path = Path(".pytest_cache")) -> int:
+    """Write :data:`COMMITTED_SECONDS` from the cache of the last run (``make test``)."""
+    entry = cache_dir / "v" / SCOPE_SECONDS
+    try:
+        known = json.loads(entry.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"no figures in {entry} ({exc}): run make test first", file=sys.stderr)
+        return 1
+    existing = {
+        scope
+        for scope in known
+        if _SCOPE.fullmatch(scope) and Path(scope.split("::", 1)[0]).exists()
+    }
+    figures = {scope: round(float(known[scope]), 1) for scope in sorted(existing)}
+    COMMITTED_SECONDS.write_text(json.dumps(figures, indent=0) + "\n", encoding="utf-8")
+    print(f"wrote {len(figures)} scopes to {COMMITTED_SECONDS}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(write_committed())

@@ -4,7 +4,14 @@ import (every test in a slow tier)."""
 
 from __future__ import annotations
 
-from tests.runstats import _slowest_first, only_slow_tiers
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from tests import runstats
+from tests.runstats import SCOPE_SECONDS, _slowest_first, known_seconds, only_slow_tiers
 
 COLLECTED = [
     "tests/a.py::test_one",
@@ -52,3 +59,46 @@ def test_a_module_that_may_hold_a_unit_test_is_imported() -> None:
     assert not only_slow_tiers("pytestmark = pytest.mark.process\npytestmark = []\n")
     assert not only_slow_tiers("pytestmark = pytest.mark.process if X else pytest.mark.anyio\n")
     assert not only_slow_tiers("pytestmark = pytest.mark.skipif(True, reason='no')\n")
+
+
+class Cache:
+    def __init__(self, figures: dict[str, float] | None) -> None:
+        self.figures = figures
+
+    def get(self, key: str, default: Any) -> Any:
+        return default if self.figures is None or key != SCOPE_SECONDS else self.figures
+
+
+def test_a_clean_checkout_orders_by_the_committed_figures_and_a_run_overrides_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    committed = tmp_path / "scope_seconds.json"
+    committed.write_text(json.dumps({"tests/a.py": 3.0, "tests/b.py": 9.0, "junk": "x"}))
+    monkeypatch.setattr(runstats, "COMMITTED_SECONDS", committed)
+    clean: Any = SimpleNamespace(cache=Cache(None), option=SimpleNamespace(markexpr=""))
+    assert known_seconds(clean) == {"tests/a.py": 3.0, "tests/b.py": 9.0}
+    ran: Any = SimpleNamespace(
+        cache=Cache({"tests/b.py": 1.0, "tests/c.py": 2.0}), option=SimpleNamespace(markexpr="")
+    )
+    assert known_seconds(ran) == {"tests/a.py": 3.0, "tests/b.py": 1.0, "tests/c.py": 2.0}
+    committed.write_text("not json")
+    assert known_seconds(ran) == {"tests/b.py": 1.0, "tests/c.py": 2.0}
+
+
+def test_the_committed_figures_are_read_as_they_are_written() -> None:
+    figures = json.loads(runstats.COMMITTED_SECONDS.read_text(encoding="utf-8"))
+    assert figures  # a stale scope is harmless: no test of that name is collected
+    assert all(isinstance(seconds, int | float) and seconds >= 0 for seconds in figures.values())
+    assert all(runstats._SCOPE.fullmatch(scope) for scope in figures)
+
+
+def test_a_run_of_some_tiers_keeps_its_figures_apart() -> None:
+    unit: Any = SimpleNamespace(option=SimpleNamespace(markexpr="unit"))
+    every: Any = SimpleNamespace(option=SimpleNamespace(markexpr=""))
+    assert runstats.scope_seconds_key(unit) == f"{SCOPE_SECONDS}/unit"
+    assert runstats.scope_seconds_key(every) == SCOPE_SECONDS
+    # the whole suite's figures are not the unit tier's (the fake cache holds only those)
+    whole_run = Cache({"tests/x.py": 5.0})
+    unit.cache = every.cache = whole_run
+    assert "tests/x.py" not in known_seconds(unit)
+    assert known_seconds(every)["tests/x.py"] == 5

@@ -198,6 +198,7 @@ def daemon_app(
             idle_seconds=settings.mcp_session_idle_seconds,
             max_request_bytes=MAX_REQUEST_BYTES,
             serve_unknown=balanced,
+            answers_at_once=proxy.answers_at_once,
         )
 
     # built by the first /mcp request: a daemon nobody asks MCP of never imports the SDK

@@ -542,7 +542,9 @@ async def served_over_http(proxy: ProxyServer) -> AsyncIterator[str]:
     sock = net.bind_tcp("127.0.0.1", 0)
     url = f"http://127.0.0.1:{sock.getsockname()[1]}{MCP_PATH}"
     config = uvicorn.Config(
-        transports.http_app(proxy.server, proxy.app.settings),
+        transports.http_app(
+            proxy.server, proxy.app.settings, answers_at_once=proxy.answers_at_once
+        ),
         log_level="warning",
         lifespan="on",
         access_log=False,

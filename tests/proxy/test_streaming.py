@@ -5,20 +5,25 @@ streamed answer carries are budgeted to artifacts."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import MutableMapping
 from typing import Any
 
 import httpx2
 import pytest
+from mcp.client import Client
+from mcp.server import streamable_http_manager
 from tests.proxy.support import INITIALIZE, Proxy, record, served_over_http
 
 from compozy_mcp.assembly import App
+from compozy_mcp.proxy import http_sessions
 from compozy_mcp.proxy._streaming import (
     MCP_RESULT_CEILING,
     MESSAGE_OVERHEAD,
     SSE_EVENT_CAP,
     JsonUnlessStreamed,
 )
+from compozy_mcp.proxy._valid_json import DECODED_MESSAGE
 from compozy_mcp.proxy.server import ProxyServer
 
 pytestmark = pytest.mark.anyio
@@ -187,3 +192,98 @@ async def test_a_result_too_large_for_one_event_is_budgeted_to_an_artifact_over_
     else:
         assert "truncated" not in listed
         assert len(listed["tools"]) > 50
+
+
+class ServedModes:
+    """How each 2026-07-28 ``tools/call`` was served: ``True`` in JSON mode (inline, no event
+    stream), ``False`` in SSE mode; recorded around the SDK's entry, by whichever caller."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.modes: list[bool] = []
+        for module in (http_sessions, streamable_http_manager):
+            monkeypatch.setattr(
+                module, "handle_modern_request", self._recording(module.handle_modern_request)
+            )
+
+    def _recording(self, real: Any) -> Any:
+        async def recorded(
+            server: Any, security: Any, json_response: bool, state: Any, scope: Any, *rest: Any
+        ) -> None:
+            if scope.get(DECODED_MESSAGE, {}).get("method") == "tools/call":
+                self.modes.append(json_response)
+            await real(server, security, json_response, state, scope, *rest)
+
+        return recorded
+
+    def take(self) -> list[bool]:
+        taken, self.modes = self.modes, []
+        return taken
+
+
+async def test_over_http_a_call_that_answers_at_once_is_served_without_an_event_stream(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served = ServedModes(monkeypatch)
+    app.dispatcher.add_hook(_warning_hook)
+    reported: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reported.append(progress)
+
+    received: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        received.append(params)
+
+    async with served_over_http(ProxyServer(app)) as url:
+        async with Client(url, mode="auto", cache=None) as client:
+            sid = record(
+                await client.call_tool("compozy__session_create", {"agent_name": "general"})
+            )["session"]["id"]
+            assert served.take() == [False]  # a tool that may wait: the SDK's SSE mode
+            status = record(await client.call_tool("compozy__session_status", {"session_id": sid}))
+            assert status["session"]["id"] == sid
+            listed = record(await client.call_tool("compozy__tool_list", {"limit": 2}))
+            assert len(listed["tools"]) == 2
+            assert served.take() == [True, True]  # both answered inline, as JSON
+            # asking for progress: the stream it may come on (session_status reports none)
+            await client.call_tool(
+                "compozy__session_status", {"session_id": sid}, progress_callback=on_progress
+            )
+            assert served.take() == [False]
+        async with Client(
+            url, mode="auto", cache=None, logging_callback=on_log, log_level="warning"
+        ) as logged:
+            await logged.call_tool("compozy__tool_list", {"limit": 2})
+            assert served.take() == [False]  # asking for log lines: they come on the stream
+    assert received  # the hook's warning arrived while the call ran
+    assert reported == []
+
+
+async def _warning_hook(payload: dict[str, Any]) -> dict[str, Any] | None:
+    logging.getLogger("compozy_mcp.hooks").warning("a hook looked at %s", payload["tool_id"])
+    return None
+
+
+def test_only_a_plain_call_of_a_tool_that_answers_at_once_skips_the_stream(app: App) -> None:
+    proxy = ProxyServer(app)
+
+    def call(name: Any, meta: Any = None, method: str = "tools/call") -> bool:
+        params: dict[str, Any] = {"name": name, "arguments": {}}
+        if meta is not None:
+            params["_meta"] = meta
+        return proxy.answers_at_once(
+            {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        )
+
+    assert call("compozy__session_status")
+    assert call("compozy__session_list", {"io.modelcontextprotocol/clientInfo": {}})
+    assert not call("compozy__session_status", {"progressToken": 1})
+    assert not call("compozy__session_status", {"io.modelcontextprotocol/logLevel": "info"})
+    assert not call("compozy__session_status", "not an object")
+    assert not call("compozy__session_prompt")  # it waits on an agent
+    assert not call("compozy__session_wait")
+    assert not call("compozy__nope")
+    assert not call(7)
+    assert not call("compozy__session_status", method="tools/list")
+    assert not proxy.answers_at_once({"method": "tools/call", "params": ["x"]})

@@ -13,7 +13,7 @@ import argparse
 import contextlib
 import importlib
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -181,7 +181,7 @@ def _in_process(args: argparse.Namespace, context: Context) -> int:
             async with app.running(), upstream:
                 yield
 
-        _serve(args, context, proxy.server, serving)
+        _serve(args, context, proxy.server, serving, proxy.answers_at_once)
     return EXIT_OK
 
 
@@ -275,8 +275,10 @@ def _serve(
     context: Context,
     server: Server[Any],
     around: Callable[[], AbstractAsyncContextManager[None]] | None,
+    answers_at_once: Callable[[Mapping[str, Any]], bool] | None = None,
 ) -> None:
-    """Serve ``server`` on the transport the arguments name, holding ``around`` open."""
+    """Serve ``server`` on the transport the arguments name, holding ``around`` open;
+    ``answers_at_once`` picks the HTTP requests served without an event stream."""
     import anyio
 
     from compozy_mcp import net
@@ -292,7 +294,9 @@ def _serve(
     if args.uds:
         path = Path(args.uds).expanduser()
         sock = net.bind_uds(path)
-        app = transports.http_app(server, settings, uds=True, around=around)
+        app = transports.http_app(
+            server, settings, uds=True, around=around, answers_at_once=answers_at_once
+        )
         net.serve(
             app,
             [sock],
@@ -311,7 +315,9 @@ def _serve(
                 f"warning: {host} is not a loopback address; anyone who can reach it "
                 "can call the tools"
             )
-        app = transports.http_app(server, settings, host=host, around=around)
+        app = transports.http_app(
+            server, settings, host=host, around=around, answers_at_once=answers_at_once
+        )
         net.serve(
             app,
             [sock],

@@ -158,6 +158,7 @@ def contract_tools() -> list[ToolDefinition]:
             toolsets=CATALOG,
             preview=lambda r: r["tool"]["descriptor"]["id"],
             idempotent=True,
+            answers_at_once=True,
         ),
         ToolDefinition(
             id="compozy__tool_list",
@@ -183,6 +184,7 @@ def contract_tools() -> list[ToolDefinition]:
             preview=count_preview("tools", "tool"),
             idempotent=True,
             max_result_bytes=1024 * 1024,
+            answers_at_once=True,
         ),
         ToolDefinition(
             id="compozy__tool_search",
@@ -213,5 +215,6 @@ def contract_tools() -> list[ToolDefinition]:
             toolsets=CATALOG,
             preview=count_preview("tools", "match", "matches"),
             idempotent=True,
+            answers_at_once=True,
         ),
     ]

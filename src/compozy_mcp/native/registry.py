@@ -93,6 +93,11 @@ class ToolDefinition:
     asks_approval: bool = True
     #: what a client shows a person (MCP ``title``); default: made from the id
     title: str | None = None
+    #: the handler reads (or writes) the store and the catalog and waits on nothing else: no
+    #: agent, process, network, timer or person, and no progress to report. Over Streamable
+    #: HTTP (2026-07-28) such a call is answered as JSON without the event stream's machinery
+    #: unless it asks for progress or log lines (:mod:`compozy_mcp.proxy.http_sessions`)
+    answers_at_once: bool = False
 
 
 @dataclass(slots=True)

@@ -100,6 +100,7 @@ def _session_tool(
     risk: Risk = Risk.MUTATING,
     idempotent: bool = False,
     acts_on: tuple[str, ...] = ("session_id",),
+    answers_at_once: bool = False,
 ) -> ToolDefinition:
     return ToolDefinition(
         id=f"compozy__session_{name}",
@@ -113,6 +114,7 @@ def _session_tool(
         preview=_session_preview,
         idempotent=idempotent,
         acts_on=acts_on,
+        answers_at_once=answers_at_once,
     )
 
 
@@ -344,7 +346,13 @@ def session_tools() -> list[ToolDefinition]:
             acts_on=(),  # session_id names the new session
         ),
         _session_tool(
-            "status", "Read one session.", _status, ONLY_SESSION_ID, risk=Risk.READ, idempotent=True
+            "status",
+            "Read one session.",
+            _status,
+            ONLY_SESSION_ID,
+            risk=Risk.READ,
+            idempotent=True,
+            answers_at_once=True,
         ),
         ToolDefinition(
             id="compozy__session_list",
@@ -369,6 +377,7 @@ def session_tools() -> list[ToolDefinition]:
             preview=_list_preview,
             idempotent=True,
             acts_on=("parent_session_id",),
+            answers_at_once=True,
         ),
         _session_tool(
             "archive",

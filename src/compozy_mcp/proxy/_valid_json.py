@@ -21,6 +21,9 @@ from compozy_mcp.proxy._stdio import INVALID_REQUEST, usable_id
 from compozy_mcp.validation import unrepresentable_at
 
 INVALID_PARAMS = -32602
+#: the ASGI scope key under which a POST's decoded JSON-RPC message (a dict) is passed on, so
+#: that nothing after this middleware has to decode the body again to route it
+DECODED_MESSAGE = "compozy.mcp_message"
 
 
 class RepresentableJson:
@@ -44,7 +47,16 @@ class RepresentableJson:
             length += len(parts[-1])
             if not message.get("more_body", False) or length > self.max_body_bytes:
                 break
-        answer = _answer(b"".join(parts)) if length <= self.max_body_bytes else None
+        answer = None
+        if length <= self.max_body_bytes:
+            body = b"".join(parts)
+            try:
+                decoded = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                answer = _answer(body)  # not JSON orjson reads: maybe JSON the SDK cannot
+            else:
+                if isinstance(decoded, dict):
+                    scope = {**scope, DECODED_MESSAGE: decoded}
         if answer is not None:
             status, payload = answer
             await send(
@@ -64,13 +76,8 @@ class RepresentableJson:
 
 
 def _answer(body: bytes) -> tuple[int, dict[str, Any]] | None:
-    """The answer to a body holding what no tool can take; ``None`` for the SDK to handle."""
-    try:
-        orjson.loads(body)
-    except orjson.JSONDecodeError:
-        pass
-    else:
-        return None  # the common case: the SDK reads it as well
+    """The answer to a body orjson refused, when it holds what no tool can take; ``None`` for
+    the SDK to handle."""
     try:
         value = jsonutil.loads_request(body)
     except ValueError:

@@ -45,7 +45,7 @@ from compozy_mcp.proxy._asking import RequestAsker
 from compozy_mcp.proxy._elicit import ask_person
 from compozy_mcp.proxy._forwarding import UpstreamCall
 from compozy_mcp.proxy._listing import mcp_tool
-from compozy_mcp.proxy._logs import McpLogs
+from compozy_mcp.proxy._logs import LOG_LEVEL_META_KEY, McpLogs
 from compozy_mcp.proxy._notify import ToolsChanged
 from compozy_mcp.proxy._paging import Pages
 from compozy_mcp.proxy._spans import spans_when_traced
@@ -361,6 +361,30 @@ class ProxyServer:
                 self._session_roots.pop(next(iter(self._session_roots)))
             self._session_roots[session_id] = (Path(directory),)
         return self._session_roots[session_id]
+
+    def answers_at_once(self, message: Mapping[str, Any]) -> bool:
+        """Whether a 2026-07-28 request (its decoded JSON-RPC message) can emit nothing before
+        its answer: a ``tools/call`` of a native tool that answers at once
+        (``ToolDefinition.answers_at_once``) asking neither progress nor log lines. Over
+        Streamable HTTP it is then served without an event stream
+        (:mod:`compozy_mcp.proxy.http_sessions`)."""
+        if message.get("method") != "tools/call":
+            return False
+        params = message.get("params")
+        if not isinstance(params, dict):
+            return False
+        meta = params.get("_meta")
+        if meta is not None and (
+            not isinstance(meta, dict) or "progressToken" in meta or LOG_LEVEL_META_KEY in meta
+        ):
+            return False
+        name = params.get("name")
+        if not isinstance(name, str):
+            return False
+        if self.upstreams is not None and self.upstreams.route(name) is not None:
+            return False
+        tool = self.app.dispatcher.registry.find(name)
+        return tool is not None and tool.definition.answers_at_once
 
     def _scope(self, ctx: ServerRequestContext[Any]) -> CallScope:
         if not self.scope_per_request:

@@ -6,7 +6,7 @@ import contextlib
 import logging
 import signal
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -105,10 +105,13 @@ def http_app(
     host: str = "127.0.0.1",
     uds: bool = False,
     around: Callable[[], AbstractAsyncContextManager[None]] | None = None,
+    answers_at_once: Callable[[Mapping[str, Any]], bool] | None = None,
 ) -> Starlette:
     """The Streamable HTTP app at ``/mcp`` (an event stream for a request that streams, JSON
     for any other: :mod:`.streaming`), with the session limits of ``settings``. ``around`` is
-    held open for as long as the app serves (the relay's daemon connection)."""
+    held open for as long as the app serves (the relay's daemon connection).
+    ``answers_at_once`` (:meth:`ProxyServer.answers_at_once`) picks the requests served
+    without an event stream (:mod:`.http_sessions`)."""
     security = uds_security() if uds else (loopback_security() if is_loopback(host) else None)
     app, _ = mcp_http_app(
         server,
@@ -117,6 +120,7 @@ def http_app(
         max_sessions=settings.mcp_max_sessions,
         idle_seconds=settings.mcp_session_idle_seconds,
         max_request_bytes=MAX_REQUEST_BYTES,
+        answers_at_once=answers_at_once,
     )
     app.add_middleware(QuietDisconnects)
     if around is not None:
