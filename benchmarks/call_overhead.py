@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -137,13 +137,21 @@ async def sdk_client(
     server: Any, tool: str, args: dict[str, Any], check: Callable[[Any], None], mode: str = "auto"
 ) -> AsyncIterator[tuple[Call, str]]:
     """One SDK client session; ``call`` makes one checked tool call."""
-    async with Client(server, mode=mode) as client:
-        check(await client.call_tool(tool, args))
+    async with Client(server, mode=mode) as client, client_calls(client, tool, args, check) as made:
+        yield made
 
-        async def call() -> None:
-            await client.call_tool(tool, args)
 
-        yield call, str(client.protocol_version)
+@asynccontextmanager
+async def client_calls(
+    client: Client, tool: str, args: dict[str, Any], check: Callable[[Any], None]
+) -> AsyncIterator[tuple[Call, str]]:
+    """``call`` makes one call of ``tool`` through ``client`` (open), checked once first."""
+    check(await client.call_tool(tool, args))
+
+    async def call() -> None:
+        await client.call_tool(tool, args)
+
+    yield call, str(client.protocol_version)
 
 
 def stdio_params(kind: str, world: Path) -> StdioServerParameters:
@@ -314,13 +322,24 @@ KIND = {"a": "sdk", "b": "proxy", "c": "proxy", "d": "proxy", "e": "mcpserver", 
 
 
 async def targets_for(
-    transport: str, setup: Setup, rows: list[str], log: TextIO, procs: list[Process]
+    transport: str,
+    setup: Setup,
+    rows: list[str],
+    log: TextIO,
+    procs: list[Process],
+    *,
+    shared: bool = False,
 ) -> dict[str, Any]:
-    """What each row's client connects to on ``transport``."""
+    """What each row's client connects to on ``transport``; ``shared``: over stdio, the rows
+    of one server kind get the same transport (see :func:`measure_transport`)."""
     if transport.startswith("inproc"):
         servers = {"sdk": sdk_server(), "mcpserver": mcpserver(), "proxy": setup.proxy.server}
         return {key: servers[KIND[key]] for key in rows if key != "f"}
     if transport == "stdio":
+        if shared:
+            made = dict.fromkeys(KIND[key] for key in rows)
+            kinds = {kind: stdio_transport(kind, setup.world, log) for kind in made}
+            return {key: kinds[KIND[key]] for key in rows}
         return {key: stdio_transport(KIND[key], setup.world, log) for key in rows}
     urls: dict[str, str] = {}
     for kind in dict.fromkeys(KIND[key] for key in rows if key in KIND):
@@ -330,8 +349,11 @@ async def targets_for(
 
 
 async def measure_transport(
-    transport: str, setup: Setup, plan: Plan, rows: list[str], log: TextIO
+    transport: str, setup: Setup, plan: Plan, rows: list[str], log: TextIO, *, quick: bool = False
 ) -> list[Row]:
+    """``quick``: over stdio, the proxy's rows (b, c, d) share one client session, so one
+    server process instead of three (each opens the world: about a second of CPU a start);
+    their sets run one at a time either way. The full run keeps a process per row."""
     runners = [Runner(Row(key, transport)) for key in rows]
     inputs = {
         "echo": ECHO_ARGS,
@@ -339,31 +361,42 @@ async def measure_transport(
         "full": {"session_id": setup.session_id, "result_view": "full"},
     }
     mode = "legacy" if transport == "inproc-legacy" else "auto"
+    shared = quick and transport == "stdio"
     procs: list[Process] = []
     try:
-        targets = await targets_for(transport, setup, rows, log, procs)
-        async with anyio.create_task_group() as tg:
-            for runner in runners:
-                key = runner.row.key
-                if key == "f" and transport.startswith("inproc"):
-                    tg.start_soon(hold_fastmcp, runner, log)
-                    continue
-                tool, args, check = CALLS[key]
-
-                def connect(
-                    target: Any = targets[key],
-                    tool: str = tool,
-                    args: Any = inputs[args],
-                    check: Any = check,
-                ) -> AbstractAsyncContextManager[tuple[Call, str]]:
-                    return sdk_client(target, tool, args, check, mode)
-
-                tg.start_soon(hold_client, runner, connect)
-            try:
-                await run_sets(runners, plan)
-            finally:
+        targets = await targets_for(transport, setup, rows, log, procs, shared=shared)
+        async with AsyncExitStack() as stack:
+            clients: dict[int, Client] = {}
+            if shared:
+                for key in rows:
+                    target = targets[key]
+                    if key != "f" and id(target) not in clients:
+                        opened = await stack.enter_async_context(Client(target, mode=mode))
+                        clients[id(target)] = opened
+            async with anyio.create_task_group() as tg:
                 for runner in runners:
-                    runner.done.set()
+                    key = runner.row.key
+                    if key == "f" and transport.startswith("inproc"):
+                        tg.start_soon(hold_fastmcp, runner, log)
+                        continue
+                    tool, args, check = CALLS[key]
+
+                    def connect(
+                        target: Any = targets[key],
+                        tool: str = tool,
+                        args: Any = inputs[args],
+                        check: Any = check,
+                    ) -> AbstractAsyncContextManager[tuple[Call, str]]:
+                        if id(target) in clients:
+                            return client_calls(clients[id(target)], tool, args, check)
+                        return sdk_client(target, tool, args, check, mode)
+
+                    tg.start_soon(hold_client, runner, connect)
+                try:
+                    await run_sets(runners, plan)
+                finally:
+                    for runner in runners:
+                        runner.done.set()
     finally:
         for proc in procs:
             proc.terminate()
@@ -495,7 +528,7 @@ async def _run_transports(
             plan = Plan(args.calls, plan.sets, plan.warmup)
         if args.sets:
             plan = Plan(plan.calls, args.sets, plan.warmup)
-        measured = await measure_transport(transport, setup, plan, rows, log)
+        measured = await measure_transport(transport, setup, plan, rows, log, quick=args.quick)
         results[transport] = summarize(measured)
 
 
@@ -540,7 +573,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     parser = argparse.ArgumentParser(prog="python -m benchmarks.call_overhead", description=__doc__)
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    parser.add_argument("--quick", action="store_true", help="a few calls per set, two sets")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a few calls per set, two sets; over stdio one proxy process for rows b-d",
+    )
     parser.add_argument(
         "--no-fastmcp", dest="fastmcp", action="store_false", help="leave FastMCP out"
     )

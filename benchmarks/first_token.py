@@ -114,60 +114,85 @@ async def _sse(client: Any, path: str, cursor: int) -> AsyncGenerator[dict[str, 
                 yield json.loads(line[5:])
 
 
-async def daemon_row(
-    name: str, env: dict[str, str], scratch: Path, prompts: int, *, tools: bool
-) -> list[float]:
-    """``tools``: the agent has compozy's MCP server, as a session's agent normally does (the
-    model is sent every tool, and some agents list them at each turn)."""
-    import httpx2
+def _plain(name: str) -> str:
+    """The provider that runs agent ``name`` without compozy's MCP server (as the bare client
+    runs it), declared in the daemon's agents.yaml (:func:`_daemon`)."""
+    return f"{name}-plain"
 
-    home = scratch / f"daemon-{name}-{'tools' if tools else 'plain'}"
+
+@contextlib.contextmanager
+def _daemon(home: Path, env: dict[str, str], *, plain: str | None) -> Iterator[str]:
+    """``compozy serve`` on a new home, its URL; with ``plain``, that agent's plain provider
+    declared too."""
     (home / "ws").mkdir(parents=True)
-    provider = name
-    if not tools:  # the same agent, not given compozy's MCP server: as the bare client runs it
-        provider = f"{name}-plain"
-        definition = BUILTINS[name]
+    if plain is not None:
+        definition = BUILTINS[plain]
         (home / "daemon").mkdir(mode=0o700)
-        plain = {
+        declared = {
             "command": definition.command,
             "args": list(definition.args),
             "env": dict(definition.env),
             "compozy_tools": False,
         }
         (home / "daemon" / "agents.yaml").write_text(
-            json.dumps({"agents": {provider: plain}}), encoding="utf-8"
+            json.dumps({"agents": {_plain(plain): declared}}), encoding="utf-8"
         )
     process, url = _start_daemon(home, extra_env=env)
     try:
-        async with httpx2.AsyncClient(base_url=url, trust_env=False, timeout=120) as http:
-            made = await http.post(
-                "/api/sessions", json={"agent_name": "bench", "provider": provider}
-            )
-            sid = made.json()["session"]["id"]
-            base = f"/api/sessions/{sid}"
-            times = []
-            for index in range(prompts + 1):  # the first binds the agent: the warm-up
-                page = (await http.get(f"{base}/events", params={"limit": 500})).json()
-                cursor = page["next_cursor"]
-                while page["events"]:
-                    page = (await http.get(f"{base}/events", params={"cursor": cursor})).json()
-                    cursor = page["next_cursor"]
-                stream = _sse(http, f"{base}/events", cursor)
-                started = time.perf_counter()
-                sent = asyncio.ensure_future(
-                    http.post(f"{base}/prompt", json={"prompt": PROMPT, "wait": True})
-                )
-                async for event in stream:
-                    if event["kind"] == "agent_message_chunk":
-                        if index:
-                            times.append(time.perf_counter() - started)
-                        break
-                await stream.aclose()
-                await sent
-            return times
+        yield url
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+async def daemon_row(
+    name: str, env: dict[str, str], scratch: Path, prompts: int, *, tools: bool
+) -> list[float]:
+    """``tools``: the agent has compozy's MCP server, as a session's agent normally does (the
+    model is sent every tool, and some agents list them at each turn)."""
+    home = scratch / f"daemon-{name}-{'tools' if tools else 'plain'}"
+    with _daemon(home, env, plain=None if tools else name) as url:
+        return await _through(url, name if tools else _plain(name), prompts)
+
+
+async def _through(url: str, provider: str, prompts: int) -> list[float]:
+    """The first token of each prompt to a new session of ``provider`` on the daemon."""
+    import httpx2
+
+    async with httpx2.AsyncClient(base_url=url, trust_env=False, timeout=120) as http:
+        made = await http.post("/api/sessions", json={"agent_name": "bench", "provider": provider})
+        sid = made.json()["session"]["id"]
+        base = f"/api/sessions/{sid}"
+        times = []
+        for index in range(prompts + 1):  # the first binds the agent: the warm-up
+            page = (await http.get(f"{base}/events", params={"limit": 500})).json()
+            cursor = page["next_cursor"]
+            while page["events"]:
+                page = (await http.get(f"{base}/events", params={"cursor": cursor})).json()
+                cursor = page["next_cursor"]
+            stream = _sse(http, f"{base}/events", cursor)
+            started = time.perf_counter()
+            sent = asyncio.ensure_future(
+                http.post(f"{base}/prompt", json={"prompt": PROMPT, "wait": True})
+            )
+            async for event in stream:
+                if event["kind"] == "agent_message_chunk":
+                    if index:
+                        times.append(time.perf_counter() - started)
+                    break
+            await stream.aclose()
+            await sent
+        return times
+
+
+async def both_daemon_rows(
+    name: str, env: dict[str, str], scratch: Path, prompts: int
+) -> tuple[list[float], list[float]]:
+    """Both daemon rows, plain then with compozy's tools, on one daemon (``--quick``: a
+    daemon's start and stop is about a second of CPU; the full run starts one per row so that
+    neither row's agent runs beside the other's)."""
+    with _daemon(scratch / f"daemon-{name}-both", env, plain=name) as url:
+        return await _through(url, _plain(name), prompts), await _through(url, name, prompts)
 
 
 def _figures(times: list[float]) -> dict[str, float]:
@@ -177,8 +202,11 @@ def _figures(times: list[float]) -> dict[str, float]:
     }
 
 
-async def measure(prompts: int, agents: list[str] | None = None) -> list[dict[str, Any]]:
-    """A row per agent (default: echo, and the real agents when installed)."""
+async def measure(
+    prompts: int, agents: list[str] | None = None, *, one_daemon: bool = False
+) -> list[dict[str, Any]]:
+    """A row per agent (default: echo, and the real agents when installed); ``one_daemon``:
+    both daemon rows of an agent on one daemon (:func:`both_daemon_rows`)."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="cz-first-") as scratch_text:
         scratch = Path(scratch_text)
@@ -187,8 +215,11 @@ async def measure(prompts: int, agents: list[str] | None = None) -> list[dict[st
                 cwd = scratch / f"ws-{name}"
                 cwd.mkdir()
                 bare = await bare_row(name, env, cwd, prompts)
-                through = await daemon_row(name, env, scratch, prompts, tools=False)
-                with_tools = await daemon_row(name, env, scratch, prompts, tools=True)
+                if one_daemon:
+                    through, with_tools = await both_daemon_rows(name, env, scratch, prompts)
+                else:
+                    through = await daemon_row(name, env, scratch, prompts, tools=False)
+                    with_tools = await daemon_row(name, env, scratch, prompts, tools=True)
             overhead = median(through) - median(bare)
             rows.append(
                 {
@@ -207,11 +238,15 @@ async def measure(prompts: int, agents: list[str] | None = None) -> list[dict[st
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument("--quick", action="store_true", help="three prompts per row, echo only")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="three prompts per row, echo only, both daemon rows on one daemon",
+    )
     parser.add_argument("--prompts", type=int, default=20, help="prompts per row")
     args = parser.parse_args(argv)
     agents = ["echo"] if args.quick else None
-    rows = asyncio.run(measure(3 if args.quick else args.prompts, agents))
+    rows = asyncio.run(measure(3 if args.quick else args.prompts, agents, one_daemon=args.quick))
     info = machine()
     if args.json:
         emit_json({"machine": info, "target_overhead_ms": TARGET_MS, "results": rows})

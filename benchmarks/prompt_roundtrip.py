@@ -14,7 +14,7 @@ Each row reports prompts/s, median and p95 latency, and its median latency as a 
 Then the warm time to first token through the daemon against a bare ACP client, for echo and
 each real agent that is installed (:mod:`benchmarks.first_token`).
 
-    python -m benchmarks.prompt_roundtrip [--json] [--quick]
+    python -m benchmarks.prompt_roundtrip [--json] [--quick] [--no-first-token]
 """
 
 from __future__ import annotations
@@ -179,6 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--quick", action="store_true", help="a few prompts (for the tests)")
     parser.add_argument("--prompts", type=int, default=200, help="prompts per row")
+    parser.add_argument(
+        "--no-first-token",
+        action="store_true",
+        help="skip the time to first token (its own benchmark, benchmarks.first_token, has it)",
+    )
     args = parser.parse_args(argv)
     prompts = 5 if args.quick else args.prompts
     rows = asyncio.run(measure(prompts))
@@ -186,9 +191,13 @@ def main(argv: list[str] | None = None) -> int:
     # installed (issue 21)
     from benchmarks import first_token
 
-    firsts = asyncio.run(
-        first_token.measure(3, ["echo"]) if args.quick else first_token.measure(20)
-    )
+    firsts: list[dict[str, Any]] = []
+    if not args.no_first_token:
+        firsts = asyncio.run(
+            first_token.measure(3, ["echo"], one_daemon=True)
+            if args.quick
+            else first_token.measure(20)
+        )
     info = machine()
     if args.json:
         emit_json({"machine": info, "prompts": prompts, "results": rows, "first_token": firsts})
@@ -211,8 +220,9 @@ def main(argv: list[str] | None = None) -> int:
             ],
         )
     )
-    print()
-    print(first_token.report(firsts))
+    if firsts:
+        print()
+        print(first_token.report(firsts))
     return 0
 
 

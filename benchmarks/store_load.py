@@ -303,7 +303,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.quick:
-        args.seconds, args.clients, args.sets, args.sessions = 0.5, 4, 1, 5
+        args.seconds, args.clients, args.sets, args.sessions = 0.2, 4, 1, 5
     result = measure(args)
     if args.json:
         emit_json(result)
