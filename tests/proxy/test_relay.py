@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, cast
@@ -76,10 +76,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Home, Dae
         yield home, daemon
 
 
-def _run(home: Home, *args: str) -> subprocess.CompletedProcess[str]:
-    """``compozy ARGS`` to its end; stdin is empty, so that a proxy that did start would stop."""
+def _run(
+    home: Home, *args: str, program: Sequence[str] = (str(COMPOZY),)
+) -> subprocess.CompletedProcess[str]:
+    """``compozy ARGS`` (or ``program ARGS``) to its end; stdin is empty, so that a proxy that
+    did start would stop."""
     return subprocess.run(
-        [str(COMPOZY), *args],
+        [*program, *args],
         env=home.env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -168,15 +171,8 @@ def test_the_relay_imports_nothing_of_the_app_it_relays(served: tuple[Home, Daem
     """Issue 29: the relay serves the daemon's tools, so it starts without the store, the
     registry, dispatch or the in-process proxy (about 150 of compozy's modules)."""
     daemon_home, daemon = served
-    done = subprocess.run(
-        [sys.executable, "-c", RELAY_PROBE, "--socket", str(daemon.socket), "proxy"],
-        env=daemon_home.env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    probe = (sys.executable, "-c", RELAY_PROBE)
+    done = _run(daemon_home, "--socket", str(daemon.socket), "proxy", program=probe)
     assert done.returncode == 0, done.stderr
     assert "relaying the compozy daemon" in done.stderr
     assert json.loads(done.stdout) == {"code": 0, "loaded": []}
