@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from tests.proxy.shared import SharedClients
 from tests.proxy.support import (
     MODES,
     Home,
@@ -41,6 +42,17 @@ def pool(proxy_home: Home) -> Iterator[ProxyPool]:
         started.close()
 
 
+@pytest.fixture(scope="session")
+def shared_clients(pool: ProxyPool) -> Iterator[SharedClients]:
+    """The stdio clients kept open across tests; closed before the pool's daemons stop (the
+    relays among them relay those daemons)."""
+    shared = SharedClients()
+    try:
+        yield shared
+    finally:
+        shared.close()
+
+
 PROCESS = pytest.mark.process
 
 
@@ -60,16 +72,17 @@ def proxy(
     clock: FixedClock,
     proxy_home: Home,
     pool: ProxyPool,
+    shared_clients: SharedClients,
 ) -> Proxy:
     kind = request.param
     if kind == "inproc":
         return InProcess(app, settings, clock)
     if kind == "stdio":
-        return Stdio(proxy_home)
+        return Stdio(proxy_home, shared_clients)
     if kind == "http":
         return Http(pool)
     if kind == "relay":
-        return Relayed(pool)
+        return Relayed(pool, shared_clients)
     return Uds(pool)
 
 

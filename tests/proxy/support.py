@@ -4,9 +4,11 @@ A test asks for ``proxy`` (parametrised over in-process, ``compozy proxy`` on st
 Streamable HTTP over TCP and over a Unix socket) and ``mode`` (``auto``: 2026-07-28,
 ``legacy``: 2025-11-25), then opens SDK clients with ``proxy.client(mode, ...)``.
 
-Subprocesses: stdio proxies live as long as their client (the SDK's ``stdio_client`` closes
-stdin, waits, then kills); HTTP and socket proxies are started once per set of flags, by a
-session-scoped pool that terminates every one of them at the end. Readiness is the line the
+Subprocesses: a stdio proxy lives as long as its client (the SDK's ``stdio_client`` closes
+stdin, waits, then kills), and the ``stdio`` and ``relay`` kinds keep one client open per mode
+and set of flags for the whole session (:mod:`tests.proxy.shared`); HTTP and socket proxies are
+started once per set of flags, by a session-scoped pool that terminates every one of them at
+the end. Readiness is the line the
 proxy prints on stderr once its socket listens, waited for with a deadline, never a sleep.
 """
 
@@ -37,6 +39,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
+from tests.proxy.shared import McpClient, SharedClients
 
 from compozy_mcp import net
 from compozy_mcp.assembly import App, open_app
@@ -303,7 +306,7 @@ class Proxy(Protocol):
         session: str | None = None,
         page_size: int | None = None,
         budget: int | None = None,
-    ) -> AbstractAsyncContextManager[Client]: ...
+    ) -> AbstractAsyncContextManager[McpClient]: ...
 
 
 class _AsyncioUnixStream(httpcore2.AsyncNetworkStream):
@@ -429,13 +432,24 @@ class InProcess:
 _LOG_NUMBERS = itertools.count()
 
 
+def stderr_log(home: Home, name: str) -> Path:
+    """A new file for the stderr of a process the SDK's stdio client starts."""
+    return home.root / f"{name}-{next(_LOG_NUMBERS)}.log"
+
+
 @asynccontextmanager
 async def spawned(
-    home: Home, params: StdioServerParameters, mode: Mode, name: str, **options: Any
+    home: Home,
+    params: StdioServerParameters,
+    mode: Mode,
+    name: str,
+    *,
+    log: Path | None = None,
+    **options: Any,
 ) -> AsyncIterator[Client]:
-    """A client (with ``options``) on a proxy the SDK's stdio client starts; its stderr must
-    hold no traceback."""
-    log = home.root / f"{name}-{next(_LOG_NUMBERS)}.log"
+    """A client (with ``options``) on a proxy the SDK's stdio client starts, its stderr in
+    ``log`` (a new file by default); its stderr must hold no traceback."""
+    log = log or stderr_log(home, name)
     with log.open("w") as errlog:
         transport = stdio_client(params, errlog=errlog)
         async with Client(transport, mode=mode, cache=None, **options) as c:
@@ -443,48 +457,66 @@ async def spawned(
     assert "Traceback" not in log.read_text(), log.read_text()
 
 
+def shared_spawn(
+    shared: SharedClients,
+    home: Home,
+    params: StdioServerParameters,
+    mode: Mode,
+    name: str,
+    key: tuple[Any, ...],
+) -> AbstractAsyncContextManager[McpClient]:
+    """A client on the stdio proxy ``params`` start, kept open across tests per ``key``."""
+    log = stderr_log(home, name)
+    return shared.client(
+        (name, mode, *key), lambda: spawned(home, params, mode, name, log=log), log
+    )
+
+
 @dataclass
 class Stdio:
-    """``compozy proxy`` spawned by the SDK's stdio client, one process per client."""
+    """``compozy proxy`` spawned by the SDK's stdio client, one process per mode and set of
+    flags, kept open across tests (:mod:`tests.proxy.shared`)."""
 
     home: Home
+    shared: SharedClients
     kind: str = "stdio"
 
-    @asynccontextmanager
-    async def client(
+    def client(
         self,
         mode: Mode,
         *,
         session: str | None = None,
         page_size: int | None = None,
         budget: int | None = None,
-    ) -> AsyncIterator[Client]:
+    ) -> AbstractAsyncContextManager[McpClient]:
         params = StdioServerParameters(
             command=str(COMPOZY),
             args=proxy_args(session=session, page_size=page_size),
             env=budget_env(self.home, budget),
         )
-        async with spawned(self.home, params, mode, "stdio") as c:
-            yield c
+        return shared_spawn(
+            self.shared, self.home, params, mode, "stdio", (session, page_size, budget)
+        )
 
 
 @dataclass
 class Relayed:
     """``compozy --socket D proxy`` spawned by the SDK's stdio client: the proxy relays a
-    daemon serving the same home, one process per client."""
+    daemon serving the same home, one process per mode and set of flags, kept open across
+    tests (:mod:`tests.proxy.shared`)."""
 
     pool: ProxyPool
+    shared: SharedClients
     kind: str = "relay"
 
-    @asynccontextmanager
-    async def client(
+    def client(
         self,
         mode: Mode,
         *,
         session: str | None = None,
         page_size: int | None = None,
         budget: int | None = None,
-    ) -> AsyncIterator[Client]:
+    ) -> AbstractAsyncContextManager[McpClient]:
         daemon = self.pool.daemon_socket(budget)
         home = self.pool.home
         params = StdioServerParameters(
@@ -492,8 +524,7 @@ class Relayed:
             args=["--socket", str(daemon), *proxy_args(session=session, page_size=page_size)],
             env=dict(home.env),
         )
-        async with spawned(home, params, mode, "relay") as c:
-            yield c
+        return shared_spawn(self.shared, home, params, mode, "relay", (session, page_size, budget))
 
 
 @dataclass
@@ -599,7 +630,7 @@ def tool_error(result: CallToolResult) -> dict[str, Any]:
     return error
 
 
-async def create_session(client: Client, **fields: Any) -> dict[str, Any]:
+async def create_session(client: McpClient, **fields: Any) -> dict[str, Any]:
     fields.setdefault("agent_name", "general")
     session: dict[str, Any] = record(await client.call_tool("compozy__session_create", fields))[
         "session"
@@ -607,7 +638,7 @@ async def create_session(client: Client, **fields: Any) -> dict[str, Any]:
     return session
 
 
-async def spawn_child(client: Client, parent: str, tools: list[str]) -> str:
+async def spawn_child(client: McpClient, parent: str, tools: list[str]) -> str:
     spawned = record(
         await client.call_tool(
             "compozy__session_spawn",
@@ -623,7 +654,7 @@ async def spawn_child(client: Client, parent: str, tools: list[str]) -> str:
     return child
 
 
-async def read_artifact(client: Client, read_input: dict[str, Any]) -> tuple[bytes, int]:
+async def read_artifact(client: McpClient, read_input: dict[str, Any]) -> tuple[bytes, int]:
     """Follow ``compozy__tool_artifact_read`` pages from ``read_input`` until eof; join them.
 
     Returns the bytes and the number of pages it took.

@@ -11,6 +11,7 @@ from mcp.client import Client
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, ListToolsResult, PaginatedRequestParams, Tool
+from tests.proxy.shared import McpClient
 from tests.proxy.support import PROTOCOL, Mode, Proxy, create_session, record, served_over_http
 
 from compozy_mcp.assembly import App, open_app
@@ -50,7 +51,7 @@ def hints(tool: Tool) -> dict[str, Any]:
     return dumped
 
 
-async def list_all(client: Client) -> list[ListToolsResult]:
+async def list_all(client: McpClient) -> list[ListToolsResult]:
     pages = [await client.list_tools()]
     while pages[-1].next_cursor is not None:
         assert len(pages) <= len(NATIVE), "the cursors never end"
@@ -190,7 +191,7 @@ async def test_cursors_walk_the_whole_catalog_three_tools_at_a_time(
     assert first_again == pages[0]
 
 
-async def assert_invalid_cursors(client: Client) -> None:
+async def assert_invalid_cursors(client: McpClient) -> None:
     for cursor in ["not-a-cursor", "1", "-3", "0", str(len(NATIVE) + 3)]:
         with pytest.raises(MCPError) as caught:
             await client.list_tools(cursor=cursor)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-from collections.abc import Iterator
+import sys
+import textwrap
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, cast
@@ -27,6 +29,7 @@ from tests.proxy.support import (
     Home,
     Mode,
     ProxyPool,
+    ProxyProcess,
     create_session,
     make_home,
     record,
@@ -73,10 +76,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Home, Dae
         yield home, daemon
 
 
-def _run(home: Home, *args: str) -> subprocess.CompletedProcess[str]:
-    """``compozy ARGS`` to its end; stdin is empty, so that a proxy that did start would stop."""
+def _run(
+    home: Home, *args: str, program: Sequence[str] = (str(COMPOZY),)
+) -> subprocess.CompletedProcess[str]:
+    """``compozy ARGS`` (or ``program ARGS``) to its end; stdin is empty, so that a proxy that
+    did start would stop."""
     return subprocess.run(
-        [str(COMPOZY), *args],
+        [*program, *args],
         env=home.env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -141,6 +147,37 @@ def test_an_unknown_session_is_refused_at_start_as_in_process(
     assert 'session "sess-nope" does not exist' in near.stderr
 
 
+#: ``compozy ARGS`` in this interpreter, then which modules of the app it imported
+RELAY_PROBE = textwrap.dedent(
+    """
+    import json, sys
+    from compozy_mcp.cli.main import main
+
+    code = main(sys.argv[1:])
+    app = (
+        "compozy_mcp.assembly", "compozy_mcp.store", "compozy_mcp.sessions",
+        "compozy_mcp.runtime", "compozy_mcp.native", "compozy_mcp.dispatch",
+        "compozy_mcp.proxy.server",
+    )
+    loaded = sorted(
+        name for name in sys.modules if any(name == a or name.startswith(a + ".") for a in app)
+    )
+    print(json.dumps({"code": code, "loaded": loaded}))
+    """
+)
+
+
+def test_the_relay_imports_nothing_of_the_app_it_relays(served: tuple[Home, Daemon]) -> None:
+    """Issue 29: the relay serves the daemon's tools, so it starts without the store, the
+    registry, dispatch or the in-process proxy (about 150 of compozy's modules)."""
+    daemon_home, daemon = served
+    probe = (sys.executable, "-c", RELAY_PROBE)
+    done = _run(daemon_home, "--socket", str(daemon.socket), "proxy", program=probe)
+    assert done.returncode == 0, done.stderr
+    assert "relaying the compozy daemon" in done.stderr
+    assert json.loads(done.stdout) == {"code": 0, "loaded": []}
+
+
 @pytest.mark.parametrize(
     "remote",
     [
@@ -178,24 +215,34 @@ async def test_a_daemon_with_a_token_needs_compozy_token(daemon_home: Home) -> N
             assert record(await client.call_tool(STATUS, {"session_id": made["id"]}))
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_the_relay_serves_streamable_http_too(
-    served: tuple[Home, Daemon], mode: Mode
-) -> None:
+@pytest.fixture(scope="module")
+def relay_over_http(served: tuple[Home, Daemon]) -> Iterator[ProxyProcess]:
+    """``compozy --socket D proxy --http``, shared by both modes' test; its stderr must hold
+    no traceback when it ends."""
     daemon_home, daemon = served
     pool = ProxyPool(daemon_home)
     try:
         args = ["--socket", str(daemon.socket), "proxy", "--http", "127.0.0.1:0"]
         process = pool.start(args, daemon_home.env, HTTP_READY)
-        url = process.wait_ready().group(1)
-        async with Client(url, mode=mode, cache=None) as client:
-            made = await create_session(client, name="over http")
-            status = record(await client.call_tool(STATUS, {"session_id": made["id"]}))
-            assert status["session"]["id"] == made["id"]
-        assert process.alive(), process.stderr
+        process.wait_ready()
+        yield process
     finally:
         pool.close()
     assert "Traceback" not in process.stderr, process.stderr
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_relay_serves_streamable_http_too(
+    relay_over_http: ProxyProcess, mode: Mode
+) -> None:
+    assert relay_over_http.match is not None
+    url = relay_over_http.match.group(1)
+    async with Client(url, mode=mode, cache=None) as client:
+        made = await create_session(client, name="over http")
+        status = record(await client.call_tool(STATUS, {"session_id": made["id"]}))
+        assert status["session"]["id"] == made["id"]
+    assert relay_over_http.alive(), relay_over_http.stderr
+    assert "Traceback" not in relay_over_http.stderr, relay_over_http.stderr
 
 
 @pytest.mark.parametrize("relayed", [True, False], ids=["relay", "in-process"])
@@ -249,13 +296,15 @@ async def test_the_relay_passes_a_calls_approval_token_to_the_daemon(
 
     from mcp.types import RequestParamsMeta
 
-    from compozy_mcp.proxy.server import META_APPROVAL_TOKEN
+    from compozy_mcp.proxy.catalog_server import META_APPROVAL_TOKEN
 
     home = Home(daemon_home.root, daemon_home.with_env(COMPOZY_PERMISSION_MODE="default"))
     with _serve(home, "--no-tcp", "--uds", str(sockets / "d.sock")) as daemon:
         remote = ["--socket", str(daemon.socket)]
-        async with relay(home, remote) as operator:
-            session = (await create_session(operator))["id"]
+        with daemon.socket_client() as operator:  # the operator, over the HTTP API
+            made = operator.post("/api/sessions", json={"agent_name": "general"})
+        assert made.status_code == 201, made.text
+        session = made.json()["session"]["id"]
         rename = {"session_id": session, "name": "relayed", "result_view": "full"}
         minted = _run(
             home,

@@ -53,14 +53,14 @@ from compozy_mcp.hostapi.wire import MCP_PATH, SESSION_HEADER
 from compozy_mcp.proxy._asking import RequestAsker
 from compozy_mcp.proxy._notify import ToolsChanged
 from compozy_mcp.proxy._paging import Pages
-from compozy_mcp.proxy.discovery import TOOL_CALL, TOOL_CALL_SCHEMA, search_listing
-from compozy_mcp.proxy.modes import Discovery
-from compozy_mcp.proxy.server import (
+from compozy_mcp.proxy.catalog_server import (
     CHANGING_CATALOG_TTL_MS,
     META_APPROVAL_TOKEN,
     error_result,
     native_server,
 )
+from compozy_mcp.proxy.discovery import TOOL_CALL, TOOL_CALL_SCHEMA, search_listing
+from compozy_mcp.proxy.modes import Discovery
 from compozy_mcp.reasons import Reason
 from compozy_mcp.upstream.asking import Askers
 from compozy_mcp.upstream.http import UNREACHABLE, AnsweringTransport
