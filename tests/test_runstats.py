@@ -75,11 +75,9 @@ def test_a_clean_checkout_orders_by_the_committed_figures_and_a_run_overrides_th
     committed = tmp_path / "scope_seconds.json"
     committed.write_text(json.dumps({"tests/a.py": 3.0, "tests/b.py": 9.0, "junk": "x"}))
     monkeypatch.setattr(runstats, "COMMITTED_SECONDS", committed)
-    clean: Any = SimpleNamespace(cache=Cache(None), option=SimpleNamespace(markexpr=""))
+    clean: Any = SimpleNamespace(cache=Cache(None))
     assert known_seconds(clean) == {"tests/a.py": 3.0, "tests/b.py": 9.0}
-    ran: Any = SimpleNamespace(
-        cache=Cache({"tests/b.py": 1.0, "tests/c.py": 2.0}), option=SimpleNamespace(markexpr="")
-    )
+    ran: Any = SimpleNamespace(cache=Cache({"tests/b.py": 1.0, "tests/c.py": 2.0}))
     assert known_seconds(ran) == {"tests/a.py": 3.0, "tests/b.py": 1.0, "tests/c.py": 2.0}
     committed.write_text("not json")
     assert known_seconds(ran) == {"tests/b.py": 1.0, "tests/c.py": 2.0}
@@ -92,13 +90,10 @@ def test_the_committed_figures_are_read_as_they_are_written() -> None:
     assert all(runstats._SCOPE.fullmatch(scope) for scope in figures)
 
 
-def test_a_run_of_some_tiers_keeps_its_figures_apart() -> None:
-    unit: Any = SimpleNamespace(option=SimpleNamespace(markexpr="unit"))
-    every: Any = SimpleNamespace(option=SimpleNamespace(markexpr=""))
-    assert runstats.scope_seconds_key(unit) == f"{SCOPE_SECONDS}/unit"
-    assert runstats.scope_seconds_key(every) == SCOPE_SECONDS
-    # the whole suite's figures are not the unit tier's (the fake cache holds only those)
-    whole_run = Cache({"tests/x.py": 5.0})
-    unit.cache = every.cache = whole_run
-    assert "tests/x.py" not in known_seconds(unit)
-    assert known_seconds(every)["tests/x.py"] == 5
+def test_a_run_of_some_tests_of_its_modules_records_no_figures() -> None:
+    def run(markexpr: str = "", keyword: str = "") -> Any:
+        return SimpleNamespace(option=SimpleNamespace(markexpr=markexpr, keyword=keyword))
+
+    assert runstats.records_whole_modules(run())
+    assert not runstats.records_whole_modules(run(markexpr="unit"))
+    assert not runstats.records_whole_modules(run(keyword="status"))
