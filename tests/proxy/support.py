@@ -35,6 +35,7 @@ import anyio
 import httpcore2
 import httpx2
 import uvicorn
+from benchmarks.common import initialize_request
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -63,16 +64,7 @@ PROTOCOL = {"auto": "2026-07-28", "legacy": "2025-11-25"}
 
 HTTP_READY = re.compile(r"serving MCP at (http://\S+)")
 #: a 2025-11-25 client's first request, and the notification that ends its handshake
-INITIALIZE: dict[str, Any] = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
+INITIALIZE: dict[str, Any] = initialize_request("raw")
 INITIALIZED: dict[str, Any] = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 UDS_READY = re.compile(r"serving MCP on unix socket (\S+) at (/\S+)")
 
