@@ -89,6 +89,7 @@ def daemons(
     and answers before the others start (they find it migrated); the others start together."""
     started: list[tuple[subprocess.Popen[bytes], str]] = []
     try:
+        envs = []
         for index in range(count):
             home = root / f"d{index + 1}"
             home.mkdir(parents=True)
@@ -99,20 +100,12 @@ def daemons(
             if store_url is not None:
                 env["COMPOZY_STORE"] = store_url
             env["COMPOZY_PERMISSION_MODE"] = "bypass"
-            port = _free_port()
-            url = f"http://127.0.0.1:{port}"
-            process = subprocess.Popen(
-                [COMPOZY, "serve", "--port", str(port), "--no-uds", "--advertise", url],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            started.append((process, url))
+            envs.append(env)
+            started.append(_serve(env, home))
             if index == 0:
-                _wait_ready(process, url)
-        for process, url in started[1:]:
-            _wait_ready(process, url)
+                started[0] = _ready(started[0], env, home)
+        for index in range(1, count):
+            started[index] = _ready(started[index], envs[index], root / f"d{index + 1}")
         yield started
     finally:
         for process, _ in started:
@@ -126,15 +119,55 @@ def daemons(
                 process.wait()
 
 
-def _wait_ready(process: subprocess.Popen[bytes], url: str) -> None:
+#: a daemon whose port another process took between the probe and its bind starts again on
+#: another port, this many times in all (any outgoing connection may take an ephemeral port)
+PORT_TRIES = 3
+
+
+def _serve(env: dict[str, str], home: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``compozy serve`` on a free port, advertising it; its stderr in ``home``/serve.log
+    (this start's only)."""
+    url = f"http://127.0.0.1:{_free_port()}"
+    with (home / "serve.log").open("wb") as log:
+        process = subprocess.Popen(
+            [COMPOZY, "serve", "--port", url.rsplit(":", 1)[1], "--no-uds", "--advertise", url],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+    return process, url
+
+
+def _ready(
+    daemon: tuple[subprocess.Popen[bytes], str], env: dict[str, str], home: Path
+) -> tuple[subprocess.Popen[bytes], str]:
+    """``daemon`` once it answers, or one started again on another port when its port was
+    taken; exits with the daemon's stderr when it does not start."""
+    for _ in range(PORT_TRIES - 1):
+        if _answers(*daemon):
+            return daemon
+        if b"Address already in use" not in (home / "serve.log").read_bytes():
+            break
+        daemon = _serve(env, home)
+    if _answers(*daemon):
+        return daemon
+    if daemon[0].poll() is None:
+        daemon[0].kill()
+        daemon[0].wait()
+    told = (home / "serve.log").read_text(errors="replace")[-2000:]
+    raise SystemExit(f"compozy serve at {daemon[1]} did not start:\n{told}")
+
+
+def _answers(process: subprocess.Popen[bytes], url: str) -> bool:
     deadline = time.monotonic() + 60
     with httpx2.Client(base_url=url, trust_env=False, timeout=5) as http:
         while time.monotonic() < deadline and process.poll() is None:
             with contextlib.suppress(httpx2.TransportError):
                 if http.get("/api/health").status_code == 200:
-                    return
+                    return True
             time.sleep(0.1)
-    raise SystemExit(f"compozy serve at {url} did not start")
+    return False
 
 
 async def _load(

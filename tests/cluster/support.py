@@ -43,10 +43,7 @@ def one_store_daemons(
         home.path.mkdir(parents=True, exist_ok=True)
         if index and store_url is None:
             (home.path / "compozy.db").symlink_to(homes[0].path / "compozy.db")
-        port = free_port()
-        address = f"http://127.0.0.1:{port}"
-        args = ("--port", str(port), "--no-uds", "--advertise", address)
-        starts.append(running_daemon(home, *args, listeners=1))
+        starts.append(advertised_daemon(home))
     with contextlib.ExitStack() as stack:
         if not at_once:
             yield [stack.enter_context(start) for start in starts]
@@ -58,6 +55,29 @@ def one_store_daemons(
             if future.exception() is None:
                 stack.push(start.__exit__)
         yield [future.result() for future in entered]
+
+
+#: a daemon whose port another process took between the probe and its bind starts again on
+#: another port, this many times in all (any outgoing connection may take an ephemeral port)
+PORT_TRIES = 3
+
+
+@contextlib.contextmanager
+def advertised_daemon(home: Home) -> Iterator[Daemon]:
+    """``compozy serve`` on a free TCP port only, ``--advertise``\\ d at it."""
+    for attempt in range(1, PORT_TRIES + 1):
+        port = free_port()
+        address = f"http://127.0.0.1:{port}"
+        args = ("--port", str(port), "--no-uds", "--advertise", address)
+        with contextlib.ExitStack() as stack:
+            try:
+                daemon = stack.enter_context(running_daemon(home, *args, listeners=1))
+            except AssertionError as exc:
+                if attempt < PORT_TRIES and "Address already in use" in str(exc):
+                    continue
+                raise
+            yield daemon
+            return
 
 
 def wait_for(probe: Callable[[], T | None], what: str, deadline: float = DEADLINE) -> T:
