@@ -717,15 +717,24 @@ async def test_agent_list_shows_built_ins_and_file_agents_with_problems(
 async def test_a_waiting_prompt_whose_call_is_cancelled_cancels_the_turn(call: Caller) -> None:
     sid = await _echo_session(call)
     await _prompt(call, sid, "warm up")
-    with anyio.move_on_after(1.0):
-        await _prompt(call, sid, "slow 30")
-    history = await call.structured("compozy__session_history", {"session_id": sid})
-    last = history["turns"][-1]
+
+    async def last_turn() -> dict[str, Any]:
+        history = await call.structured("compozy__session_history", {"session_id": sid})
+        turn: dict[str, Any] = history["turns"][-1]
+        return turn
+
+    async with anyio.create_task_group() as waiting:
+        waiting.start_soon(_prompt, call, sid, "slow 30")
+        with anyio.fail_after(30):  # the call is cancelled once its turn runs
+            while (await last_turn())["status"] != "running":
+                await anyio.sleep(0.01)
+        waiting.cancel_scope.cancel()
+    last = await last_turn()
     for _ in range(300):
         if last["status"] != "running":
             break
         await anyio.sleep(0.01)
-        last = (await call.structured("compozy__session_history", {"session_id": sid}))["turns"][-1]
+        last = await last_turn()
     assert (last["status"], last["stop_reason"]) == ("cancelled", "cancelled")
 
 

@@ -92,9 +92,15 @@ class TurnRunner:
                     await self.store_turn(live, recorder, "cancelled", "cancelled", None)
             raise
         except Exception as exc:
-            # a dropped connection is usually the process ending: give it a moment to say so
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(live.transport.wait()), timeout=1.0)
+            # the SDK is loaded: it runs this agent (imported here so that a command running
+            # no agent never loads it)
+            from acp.exceptions import RequestError
+
+            if not isinstance(exc, RequestError):
+                # a dropped connection is usually the process ending: give it a moment to say
+                # so (an error answer came from an agent that is still there: no wait)
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(live.transport.wait()), timeout=1.0)
             if live.closing:
                 return
             exited = live.transport.exited()
