@@ -54,10 +54,13 @@ browser-deps:
 	./scripts/browser-deps.sh
 
 # Every tier: unit, postgres (a PostgreSQL 16 server from the pgserver wheel, tests/pg.py),
-# process (daemons, proxies, the console script), node, browser, bench. Twice as many workers
-# as cores: a process-tier test spends much of its time waiting (a daemon or an agent starting,
-# answering, stopping) while another worker computes. TEST_WORKERS=N sets the number.
-TEST_WORKERS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 1) )))
+# process (daemons, proxies, the console script), node, browser, bench. One and a half workers
+# per core: a process-tier test spends much of its time waiting (a daemon or an agent starting,
+# answering, stopping) while another worker computes, but each worker starts its own shared
+# daemons, proxies and PostgreSQL server, and the tests are CPU-bound. On two cores, on one
+# tree: 3 workers 268-292 s (four runs), 4 workers 287-294 s (two, run beside them), 2 workers
+# 349 s. TEST_WORKERS=N sets it.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n + n / 2 )))
 
 tests: $(STAMP) node-deps browser-deps
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadscope
