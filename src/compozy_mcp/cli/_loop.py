@@ -26,8 +26,11 @@ from compozy_mcp.hostapi import operations as ops
 from compozy_mcp.reasons import Reason
 
 TOOL = "compozy__loop_{}"
-#: how often a followed run is read again
+#: how often a followed run is read again, once it has run a while
 POLL_SECONDS = 0.2
+#: the first read again comes this soon, each next one twice as late up to POLL_SECONDS: a
+#: short run (transforms, a tool call) ends in milliseconds, and waited a whole POLL_SECONDS
+FIRST_POLL_SECONDS = 0.01
 ENDED = ("succeeded", "failed", "cancelled", "interrupted")
 RUN_STATUSES = ("queued", "running", "waiting", *ENDED)
 
@@ -205,6 +208,7 @@ def _follow(
             print(f"run {run['run_id']} of {run['loop_id']} v{run['loop_version']}", flush=True)
         seen: dict[str, str] = {}
         deadline = time.monotonic() + args.timeout
+        pause = FIRST_POLL_SECONDS
         while True:
             if not json_output:
                 for node in run["nodes"]:
@@ -213,7 +217,8 @@ def _follow(
                         print(node_line(node), flush=True)
             if detach or run["status"] in (*ENDED, "waiting") or time.monotonic() > deadline:
                 return run
-            await asyncio.sleep(POLL_SECONDS)
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, POLL_SECONDS)
             status = await _invoke(host, "status", {"run_id": run["run_id"]})
             run = status["result"]["structured"]["run"]
 
