@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 #: seconds open connections get to finish once a stop is requested
 GRACEFUL_SHUTDOWN_SECONDS = 5
+#: uvicorn's tick: how often the server updates its Date header and looks at its own state
+TICK_SECONDS = 0.1
 
 
 def is_loopback(host: str) -> bool:
@@ -168,12 +170,23 @@ async def serve_sockets(
     from compozy_mcp.http_limits import HttpDeadlines as Deadlines
     from compozy_mcp.http_limits import guarded_protocol
 
+    stopping = asyncio.Event()
+
     class _Server(uvicorn.Server):
         # Signals are handled on the loop below, so a stop ends in a normal return (and the
         # caller's clean-up), never in uvicorn raising the signal again once it is done.
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             yield
+
+        async def main_loop(self) -> None:
+            # uvicorn's, whose ticks (the Date header's update) slept 0.1 s between looks at
+            # should_exit: a stop ends the wait at once here (0.1 s sooner per stop)
+            counter = 0
+            while not await self.on_tick(counter):
+                counter = (counter + 1) % 864_000
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stopping.wait(), TICK_SECONDS)
 
     streams = EventStreams(app)
     config = uvicorn.Config(
@@ -191,6 +204,7 @@ async def serve_sockets(
         if server.should_exit:
             server.force_exit = True
         server.should_exit = True
+        stopping.set()
         streams.close_all()
 
     loop = asyncio.get_running_loop()
