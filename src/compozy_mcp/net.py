@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import os
 import signal
@@ -12,14 +13,17 @@ import socket
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from compozy_mcp.errors import ConfigError
 
 if TYPE_CHECKING:
+    import uvicorn
+
     from compozy_mcp.http_limits import HttpDeadlines
+
 
 #: seconds open connections get to finish once a stop is requested
 GRACEFUL_SHUTDOWN_SECONDS = 5
@@ -143,6 +147,58 @@ class EventStreams:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+class StoppableServer(Protocol):
+    """What :func:`stoppable_server` makes: a uvicorn server with :meth:`stop`."""
+
+    force_exit: bool
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None: ...
+
+    def stop(self) -> None:
+        """Stop; a second call stops without waiting for open connections to finish."""
+
+
+def stoppable_server(config: uvicorn.Config) -> StoppableServer:
+    """A uvicorn server for ``config`` whose :meth:`~StoppableServer.stop` ends it at once."""
+    return _stoppable_class()(config)
+
+
+@functools.cache
+def _stoppable_class() -> Callable[[uvicorn.Config], StoppableServer]:
+    import uvicorn
+
+    class Stoppable(uvicorn.Server):
+        """uvicorn's server, but its main loop ends as soon as :meth:`stop` is called (uvicorn's
+        slept its 0.1 s tick between looks at ``should_exit``: each stop waited up to that), and
+        it installs no signal handlers of its own: whoever runs it handles signals on its loop
+        and calls :meth:`stop`, so a stop ends in a normal return (and the caller's clean-up),
+        never in uvicorn raising the signal again once it is done."""
+
+        def __init__(self, config: uvicorn.Config) -> None:
+            super().__init__(config)
+            self._stopping = asyncio.Event()
+
+        def stop(self) -> None:
+            """Stop; a second call stops without waiting for open connections to finish."""
+            if self.should_exit:
+                self.force_exit = True
+            self.should_exit = True
+            self._stopping.set()
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+        async def main_loop(self) -> None:
+            counter = 0
+            while not await self.on_tick(counter):
+                counter = (counter + 1) % 864_000
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), TICK_SECONDS)
+
+    return Stoppable
+
+
 async def serve_sockets(
     app: Any,
     sockets: Sequence[socket.socket],
@@ -170,24 +226,6 @@ async def serve_sockets(
     from compozy_mcp.http_limits import HttpDeadlines as Deadlines
     from compozy_mcp.http_limits import guarded_protocol
 
-    stopping = asyncio.Event()
-
-    class _Server(uvicorn.Server):
-        # Signals are handled on the loop below, so a stop ends in a normal return (and the
-        # caller's clean-up), never in uvicorn raising the signal again once it is done.
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            yield
-
-        async def main_loop(self) -> None:
-            # uvicorn's, whose ticks (the Date header's update) slept 0.1 s between looks at
-            # should_exit: a stop ends the wait at once here (0.1 s sooner per stop)
-            counter = 0
-            while not await self.on_tick(counter):
-                counter = (counter + 1) % 864_000
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stopping.wait(), TICK_SECONDS)
-
     streams = EventStreams(app)
     config = uvicorn.Config(
         streams,
@@ -198,13 +236,10 @@ async def serve_sockets(
         access_log=False,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
     )
-    server = _Server(config)
+    server = stoppable_server(config)
 
     def stop() -> None:
-        if server.should_exit:
-            server.force_exit = True
-        server.should_exit = True
-        stopping.set()
+        server.stop()
         streams.close_all()
 
     loop = asyncio.get_running_loop()

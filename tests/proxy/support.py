@@ -572,7 +572,7 @@ async def served_over_http(proxy: ProxyServer) -> AsyncIterator[str]:
         lifespan="on",
         access_log=False,
     )
-    server = uvicorn.Server(config)
+    server = net.stoppable_server(config)
     try:
         async with anyio.create_task_group() as tg:
             # the socket already listens: connections queue until uvicorn accepts them
@@ -580,7 +580,7 @@ async def served_over_http(proxy: ProxyServer) -> AsyncIterator[str]:
             try:
                 yield url
             finally:
-                server.should_exit = True
+                server.stop()
     finally:
         sock.close()
 
