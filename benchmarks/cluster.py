@@ -144,14 +144,13 @@ def _ready(
 ) -> tuple[subprocess.Popen[bytes], str]:
     """``daemon`` once it answers, or one started again on another port when its port was
     taken; exits with the daemon's stderr when it does not start."""
-    for _ in range(PORT_TRIES - 1):
+    for attempt in range(1, PORT_TRIES + 1):
         if _answers(*daemon):
             return daemon
-        if b"Address already in use" not in (home / "serve.log").read_bytes():
+        taken = b"Address already in use" in (home / "serve.log").read_bytes()
+        if not taken or attempt == PORT_TRIES:
             break
         daemon = _serve(env, home)
-    if _answers(*daemon):
-        return daemon
     if daemon[0].poll() is None:
         daemon[0].kill()
         daemon[0].wait()
