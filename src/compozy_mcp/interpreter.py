@@ -5,7 +5,10 @@ Importing what a daemon or a proxy serves with (the MCP SDK, pydantic's models, 
 makes about a million objects that live as long as the process; the cyclic collector runs many
 times over them while they are made, and finds nothing to free (~0.15 s of CPU per start).
 :func:`imports_without_collector` pauses it for such a block of imports and moves what the block
-made out of its reach (``gc.freeze``), so that no later collection walks them again either.
+made out of its reach (``gc.freeze``), so that no later collection walks them again either. A
+daemon imports the MCP SDK on its first ``/mcp`` request and the ACP SDK on its first agent
+bind, in a worker thread, the same way; what is frozen then also holds whatever cyclic garbage
+awaited a collection at that moment, kept once (a pass over the fresh imports would cost more).
 
 At exit CPython tears every module down and frees every object one by one: for a process that
 imported the MCP SDK, pydantic's models and the ACP schema (a daemon, a proxy, the echo agent)

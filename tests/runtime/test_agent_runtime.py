@@ -3,6 +3,7 @@ shipped echo agent run in this process (:mod:`tests.runtime.inprocess`)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from tests.runtime.inprocess import InProcessLauncher
 
 from compozy_mcp.assembly import App
 from compozy_mcp.errors import ModelNotFound, ToolConflict
+from compozy_mcp.runtime import _processes as processes
+from compozy_mcp.runtime._processes import import_connection
 
 pytestmark = pytest.mark.anyio
 
@@ -67,6 +70,25 @@ async def test_runtime_set_starts_the_agent_and_records_what_it_announced(call: 
     assert caps["supports_load_session"] is True
     assert caps["supported_modes"] == ["default", "plan"]
     assert {o["id"] for o in caps["config_options"]} == {"model", "thought_level"}
+
+
+async def test_a_bind_imports_the_acp_sdk_in_a_worker_thread_not_on_the_event_loop(
+    call: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first bind of a daemon imports the ACP SDK (~0.5 s): on a worker thread, so that the
+    event loop goes on serving every other request meanwhile."""
+    threads: list[threading.Thread] = []
+
+    def recording() -> None:
+        threads.append(threading.current_thread())
+        import_connection()
+
+    monkeypatch.setattr(processes, "import_connection", recording)
+    sid = await _echo_session(call)
+    turn = await _prompt(call, sid, "hello")
+    assert turn["status"] == "completed"
+    assert threads
+    assert threading.main_thread() not in threads
 
 
 async def test_changing_only_the_effort_reconfigures_the_live_agent(

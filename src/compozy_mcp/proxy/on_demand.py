@@ -16,6 +16,8 @@ import anyio
 import anyio.to_thread
 from anyio.abc import TaskGroup, TaskStatus
 
+from compozy_mcp.interpreter import imports_without_collector
+
 if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -27,10 +29,12 @@ Built = tuple["Starlette", "ReclaimingSessionManager"]
 
 
 def _import_stack() -> None:
-    """The modules a build imports: the MCP SDK and the proxy (a worker thread runs this)."""
-    import compozy_mcp.proxy.http_sessions
-    import compozy_mcp.proxy.server
-    import compozy_mcp.proxy.transports  # noqa: F401
+    """The modules a build imports: the MCP SDK and the proxy (a worker thread runs this, with
+    the collector paused: what it imports lives as long as the daemon)."""
+    with imports_without_collector():
+        import compozy_mcp.proxy.http_sessions
+        import compozy_mcp.proxy.server
+        import compozy_mcp.proxy.transports  # noqa: F401
 
 
 class McpOnDemand:

@@ -9,6 +9,7 @@ import asyncio
 import collections
 import contextlib
 import functools
+import sys
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -18,6 +19,7 @@ from compozy_mcp.background import TaskOwner
 from compozy_mcp.blocking import Offload
 from compozy_mcp.config import Settings
 from compozy_mcp.errors import LimitExceeded
+from compozy_mcp.interpreter import imports_without_collector
 from compozy_mcp.keyed_locks import KeyedLocks
 from compozy_mcp.runtime import _orphans as orphans
 from compozy_mcp.runtime._event_log import EventLog
@@ -40,6 +42,15 @@ if TYPE_CHECKING:
 
 #: seconds a closing agent gets for ``close_session``
 CLOSE_SESSION_SECONDS = 2.0
+
+
+def import_connection() -> None:
+    """Import the agent connection, and the ACP SDK with it, if not yet imported (the first
+    bind of a process does it, in a worker thread). Building the SDK's schema models takes
+    ~0.5 s: on the event loop it would stall every other request of the daemon meanwhile."""
+    if "compozy_mcp.runtime._connection" not in sys.modules:
+        with imports_without_collector():
+            import compozy_mcp.runtime._connection  # noqa: F401
 
 
 class AgentProcesses:
@@ -153,6 +164,7 @@ class AgentProcesses:
             raise BindFailed("configure_failed", f"the agent refused the selection: {exc}") from exc
 
     async def _launch(self, ticket: BindTicket, agent: AgentDefinition, effective: Any) -> Binding:
+        await self._offload(import_connection)
         from compozy_mcp.runtime._connection import AgentConnection
 
         command = " ".join([agent.command, *agent.args])
