@@ -11,6 +11,9 @@ Rows (each one echo agent process, bound once, then N sequential prompts of a sh
           or tool using the daemon pays.
 
 Each row reports prompts/s, median and p95 latency, and its median latency as a ratio to (acp).
+The (mcp) row's daemon is fresh: while its first prompt binds the agent (the process started,
+the ACP SDK imported), a thread asks its ``/healthz`` every 5 ms, and the longest answer is
+reported: how long the daemon's event loop was held meanwhile (other requests wait that long).
 Then the warm time to first token through the daemon against a bare ACP client, for echo and
 each real agent that is installed (:mod:`benchmarks.first_token`).
 
@@ -21,13 +24,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Awaitable, Callable
+import urllib.request
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -127,7 +134,42 @@ def _start_daemon(
     raise RuntimeError("compozy serve did not start")
 
 
-async def mcp_row(prompts: int, home: Path) -> list[float]:
+@dataclass(slots=True)
+class HealthWaits:
+    """What a thread asking ``/healthz`` again and again saw: how many answers, the longest."""
+
+    answers: int = 0
+    longest_s: float = 0.0
+
+
+@contextlib.contextmanager
+def health_waits(url: str) -> Iterator[HealthWaits]:
+    """While the block runs, ask ``url``'s ``/healthz`` every 5 ms (at least once) in a thread.
+    The daemon answers it at once from its event loop: a long answer is the loop held."""
+    seen = HealthWaits()
+    done = threading.Event()
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def ask() -> None:
+        while True:
+            started = time.perf_counter()
+            with opener.open(f"{url}/healthz", timeout=60) as answer:
+                answer.read()
+            seen.answers += 1
+            seen.longest_s = max(seen.longest_s, time.perf_counter() - started)
+            if done.wait(0.005):
+                return
+
+    thread = threading.Thread(target=ask, name="healthz", daemon=True)
+    thread.start()
+    try:
+        yield seen
+    finally:
+        done.set()
+        thread.join(timeout=120)
+
+
+async def mcp_row(prompts: int, home: Path) -> tuple[list[float], HealthWaits]:
     from mcp.client import Client
 
     (home / "ws").mkdir(parents=True, exist_ok=True)
@@ -144,7 +186,9 @@ async def mcp_row(prompts: int, home: Path) -> list[float]:
                 done = await client.call_tool("compozy__session_prompt", args)
                 assert not done.is_error, done
 
-            return await _timed(prompts, once)
+            with health_waits(url) as first_bind:
+                await once()  # the daemon's first bind
+            return await _timed(prompts, once), first_bind
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -162,16 +206,20 @@ def _row(name: str, times: list[float], floor: float) -> dict[str, Any]:
     }
 
 
-async def measure(prompts: int) -> list[dict[str, Any]]:
+async def measure(prompts: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The rows, and what the daemon's event loop did during its first bind."""
     with tempfile.TemporaryDirectory(prefix="cz-bench-") as scratch:
         home = Path(scratch)
-        timings = {
-            "acp": await acp_row(prompts),
-            "runtime": await runtime_row(prompts, home),
-            "mcp": await mcp_row(prompts, home),
-        }
+        acp = await acp_row(prompts)
+        runtime = await runtime_row(prompts, home)
+        mcp, first_bind = await mcp_row(prompts, home)
+    timings = {"acp": acp, "runtime": runtime, "mcp": mcp}
     floor = median(timings["acp"])
-    return [_row(name, times, floor) for name, times in timings.items()]
+    bind = {
+        "healthz_answers": first_bind.answers,
+        "longest_healthz_ms": round(first_bind.longest_s * 1000, 2),
+    }
+    return [_row(name, times, floor) for name, times in timings.items()], bind
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     prompts = 5 if args.quick else args.prompts
-    rows = asyncio.run(measure(prompts))
+    rows, first_bind = asyncio.run(measure(prompts))
     # warm time to first token, pushed through the daemon: echo always, the real agents when
     # installed (issue 21)
     from benchmarks import first_token
@@ -200,7 +248,15 @@ def main(argv: list[str] | None = None) -> int:
         )
     info = machine()
     if args.json:
-        emit_json({"machine": info, "prompts": prompts, "results": rows, "first_token": firsts})
+        emit_json(
+            {
+                "machine": info,
+                "prompts": prompts,
+                "results": rows,
+                "first_bind": first_bind,
+                "first_token": firsts,
+            }
+        )
         return 0
     print(machine_line(info))
     print(f"prompt round trip on the echo agent, {prompts} sequential prompts per row\n")
@@ -219,6 +275,10 @@ def main(argv: list[str] | None = None) -> int:
                 for r in rows
             ],
         )
+    )
+    print(
+        f"\nthe (mcp) daemon's first bind: longest /healthz answer meanwhile "
+        f"{first_bind['longest_healthz_ms']} ms ({first_bind['healthz_answers']} answers)"
     )
     if firsts:
         print()
