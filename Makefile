@@ -40,9 +40,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# The unit tier: in-process tests only, no subprocess; what to run while working.
+# The unit tier: in-process tests only, no subprocess; what to run while working. Work
+# stealing: a worker that runs out of tests takes half of what the other has left. On two
+# cores, ten runs of each, interleaved: 21.3-22.6 s (mean 22.0) against 21.6-23.8 s (mean 22.7)
+# with `--dist load` and the slowest modules' tests first (tests/runstats.py).
 unit: $(STAMP)
-	$(BIN)/pytest -m unit -q -n auto
+	$(BIN)/pytest -m unit -q -n auto --dist worksteal
 
 # The JavaScript MCP clients of the node tier, from their lockfiles (skipped without node).
 node-deps:

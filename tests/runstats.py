@@ -241,7 +241,7 @@ def known_seconds(config: pytest.Config) -> dict[str, float]:
 def _slowest_tests_first_scheduling(
     config: pytest.Config, log: Any, known: dict[str, float]
 ) -> Any:
-    """xdist's ``load`` (``make unit``: test by test), with the tests of the modules whose tests
+    """xdist's ``load`` (``pytest -n N``: test by test), with the tests of the modules whose tests
     took longest on average handed out first: a property test of a second or two collected
     last would otherwise finish alone on one worker while the other waits."""
     from xdist.scheduler import LoadScheduling
