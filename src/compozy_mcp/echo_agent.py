@@ -31,6 +31,7 @@ import asyncio
 import os
 import re
 import secrets
+import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -446,12 +447,36 @@ async def _mcp_call(server: Any, tool: str, arguments: dict[str, Any]) -> Any:
             return await client.call_tool(tool, arguments)
 
 
+def unusable_stdio() -> str | None:
+    """Why stdin or stdout cannot carry ACP, if one cannot: the SDK reads and writes them as
+    pipes or sockets (a terminal works too). On a file it fails with a traceback, and on
+    ``/dev/null``, which cannot be watched for input, it waits forever."""
+    for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)):
+        try:
+            descriptor = stream.fileno()
+            mode = os.fstat(descriptor).st_mode
+        except (AttributeError, OSError, ValueError):
+            return f"{name} is closed"
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(descriptor):
+            continue
+        return f"{name} is {'a file' if stat.S_ISREG(mode) else 'neither a pipe nor a terminal'}"
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
     """``--models a,b`` and ``--efforts x,y`` set what it offers (first is the default)."""
     parser = argparse.ArgumentParser(prog="python -m compozy_mcp.echo_agent")
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--efforts", default=",".join(EFFORTS))
     args = parser.parse_args(argv)
+    problem = unusable_stdio()
+    if problem is not None:
+        parser.exit(
+            2,
+            f"{parser.prog}: {problem}: the agent speaks ACP (JSON-RPC lines) with its client "
+            "over pipes; start it from an ACP client (compozy does, for a session of provider "
+            "echo)\n",
+        )
     models = tuple(m for m in args.models.split(",") if m)
     efforts = tuple(e for e in args.efforts.split(",") if e)
     # structurally an acp.Agent: the methods echo does not implement answer "method not found"
