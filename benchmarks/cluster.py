@@ -89,7 +89,7 @@ def daemons(
     and answers before the others start (they find it migrated); the others start together."""
     started: list[tuple[subprocess.Popen[bytes], str]] = []
     try:
-        envs = []
+        setups: list[tuple[dict[str, str], Path]] = []  # each daemon's environment and home
         for index in range(count):
             home = root / f"d{index + 1}"
             home.mkdir(parents=True)
@@ -100,12 +100,12 @@ def daemons(
             if store_url is not None:
                 env["COMPOZY_STORE"] = store_url
             env["COMPOZY_PERMISSION_MODE"] = "bypass"
-            envs.append(env)
+            setups.append((env, home))
             started.append(_serve(env, home))
             if index == 0:
                 started[0] = _ready(started[0], env, home)
         for index in range(1, count):
-            started[index] = _ready(started[index], envs[index], root / f"d{index + 1}")
+            started[index] = _ready(started[index], *setups[index])
         yield started
     finally:
         for process, _ in started:

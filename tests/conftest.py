@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import socket
 import subprocess
 import tempfile
 import time
@@ -196,6 +197,15 @@ def shared_daemon(shared_home: Home) -> Iterator[Daemon]:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    """A loopback port held by a bound socket that does not listen, as an outgoing connection
+    holds its own: a daemon told to listen there fails with "Address already in use"."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ after kill -9. Figures are printed, never asserted on their size."""
 from __future__ import annotations
 
 import itertools
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -44,25 +43,22 @@ def test_the_cluster_benchmark_reports_calls_per_daemon_count_and_a_failover(sto
 
 
 def test_a_daemon_whose_port_was_taken_starts_again_on_another_and_three_taken_is_its_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, taken_port: int
 ) -> None:
     """Another process may take the probed port before the daemon binds it (CI once failed on
     'did not start', the daemon's stderr thrown away)."""
-    with socket.socket() as held:
-        held.bind(("127.0.0.1", 0))  # bound, as an outgoing connection holds its port
-        taken = held.getsockname()[1]
-        probes = itertools.count()
-        free = cluster._free_port
-        # the first daemon's first probe, and the second daemon's, find the held port
-        monkeypatch.setattr(
-            cluster, "_free_port", lambda: taken if next(probes) in (0, 2) else free()
-        )
-        with cluster.daemons(tmp_path / "retried", 2) as running:
-            urls = [url for _, url in running]
-        assert len(urls) == 2
-        assert all(not url.endswith(f":{taken}") for url in urls)
-        monkeypatch.setattr(cluster, "_free_port", lambda: taken)
-        with pytest.raises(SystemExit) as refused, cluster.daemons(tmp_path / "refused", 1):
-            pass
-    assert f"compozy serve at http://127.0.0.1:{taken} did not start" in str(refused.value)
+    probes = itertools.count()
+    free = cluster._free_port
+    # the first daemon's first probe, and the second daemon's, find the held port
+    monkeypatch.setattr(
+        cluster, "_free_port", lambda: taken_port if next(probes) in (0, 2) else free()
+    )
+    with cluster.daemons(tmp_path / "retried", 2) as running:
+        urls = [url for _, url in running]
+    assert len(urls) == 2
+    assert all(not url.endswith(f":{taken_port}") for url in urls)
+    monkeypatch.setattr(cluster, "_free_port", lambda: taken_port)
+    with pytest.raises(SystemExit) as refused, cluster.daemons(tmp_path / "refused", 1):
+        pass
+    assert f"compozy serve at http://127.0.0.1:{taken_port} did not start" in str(refused.value)
     assert "Address already in use" in str(refused.value)
