@@ -4,6 +4,7 @@ the write lock, reads go on and a write fails as ``store_busy`` once its bounded
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -167,3 +168,33 @@ def test_a_write_arriving_while_another_waits_fails_within_its_own_bound(tmp_pat
         write("second")
         first.join(timeout=60)
     assert waited["second"] < bound * 1.2
+
+
+def test_a_new_store_opened_while_another_connection_writes_it_waits_then_uses_wal(
+    tmp_path: Path,
+) -> None:
+    """Two processes opening the same new store at once: the second's switch to WAL mode found
+    the first's write lock and SQLite said "locked" at once, without its busy wait; the open
+    failed as store_busy (seen in CI). The switch now waits within the bounded wait."""
+    path = tmp_path / "compozy.db"
+    with closing(sqlite3.connect(path, isolation_level=None, check_same_thread=False)) as other:
+        # a table already there (the other process created one), so that setting auto_vacuum,
+        # just before the switch, has nothing to write and does not take the wait itself
+        other.execute("CREATE TABLE other (x)")
+        other.execute("BEGIN IMMEDIATE")
+        released = threading.Timer(0.2, other.execute, ("ROLLBACK",))
+        released.start()
+        try:
+            with closing(SQLiteStore(path, busy_timeout_ms=5000)) as store:
+                assert store.journal_mode() == "wal"
+        finally:
+            released.join()
+
+
+def test_a_new_store_locked_past_the_bounded_wait_fails_to_open_as_store_busy(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "compozy.db"
+    with write_lock_held(path), pytest.raises(StoreBusy) as caught:
+        SQLiteStore(path, busy_timeout_ms=WAIT_MS)
+    assert (caught.value.code, caught.value.reason) == ("store_busy", "store_locked")

@@ -35,6 +35,8 @@ from compozy_mcp.store.sql import SQLITE
 
 #: how long a write waits for the write lock another connection holds, by default
 BUSY_TIMEOUT_MS = 5_000
+#: between tries to switch a new database to WAL mode while another connection has it locked
+WAL_RETRY_SECONDS = 0.01
 #: idle reader connections kept for reuse
 READER_POOL_SIZE = 8
 
@@ -129,8 +131,8 @@ class SQLiteStore(Store):
                 # deleted pages are given back by each checkpoint; an older one's once its next
                 # vacuum has made it incremental
                 conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
-                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-                if str(mode).lower() != "wal":
+                mode = self._enter_wal(conn)
+                if mode.lower() != "wal":
                     raise StoreError(f"the store cannot use WAL mode (got {mode})")
                 conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.OperationalError as exc:
@@ -142,6 +144,22 @@ class SQLiteStore(Store):
         with self._pool_lock:
             self._open.append(conn)
         return conn
+
+    def _enter_wal(self, conn: sqlite3.Connection) -> str:
+        """Switch to WAL mode, waiting at most ``busy_timeout_ms`` for the lock it needs.
+
+        Switching a new database needs its exclusive lock. While another connection holds the
+        write lock (another process opening the same new store, migrating it), SQLite answers
+        "locked" at once instead of calling its busy handler, since the switch already holds a
+        read lock; so the wait is ours. Once the file is in WAL mode this is one read."""
+        deadline = time.monotonic() + self.busy_timeout_ms / 1000
+        while True:
+            try:
+                return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+            except sqlite3.OperationalError as exc:
+                if not _locked(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(WAL_RETRY_SECONDS)
 
     def _failure(self, exc: sqlite3.OperationalError) -> StoreBusy | StoreError:
         if _locked(exc):
