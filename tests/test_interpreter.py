@@ -52,3 +52,53 @@ def test_a_running_non_daemon_thread_is_waited_for_as_a_normal_exit_does() -> No
 def test_a_status_beyond_a_byte_exits_as_sys_exit_does() -> None:
     normal = _run("import sys\nsys.exit(256)")
     assert _run("exit_now(256)").returncode == normal.returncode
+
+
+# --- Ctrl-C while a command starts -----------------------------------------------------------
+
+INTERRUPT_SOON = textwrap.dedent(
+    """
+    import os, signal, threading
+    from compozy_mcp.interpreter import end_on_interrupt, raise_on_interrupt
+    end_on_interrupt()
+    # SIGINT in 50 ms: into the import of the ACP SDK, whose ~270 schema models take 0.4 s
+    threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
+    """
+)
+
+
+def test_ctrl_c_while_pydantic_builds_an_sdks_schema_ends_at_once_with_130_saying_nothing() -> None:
+    """Before, a KeyboardInterrupt traceback; one raised inside pydantic-core became a
+    SchemaError (exit status 1), as ``compozy proxy`` on a terminal showed."""
+    done = _run(INTERRUPT_SOON + "import acp\nprint('imported: the interrupt was lost')\n")
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "")
+
+
+def test_after_raise_on_interrupt_ctrl_c_is_a_keyboard_interrupt_again() -> None:
+    done = _run(
+        INTERRUPT_SOON
+        + textwrap.dedent(
+            """
+            raise_on_interrupt()
+            import time
+            try:
+                time.sleep(30)
+            except KeyboardInterrupt:
+                print("interrupted")
+            """
+        )
+    )
+    assert (done.returncode, done.stdout) == (0, "interrupted\n")
+
+
+def test_raise_on_interrupt_leaves_a_handler_it_did_not_set() -> None:
+    done = _run(
+        """
+        import signal
+        from compozy_mcp.interpreter import raise_on_interrupt
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise_on_interrupt()
+        print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+        """
+    )
+    assert (done.returncode, done.stdout) == (0, "True\n")

@@ -17,6 +17,15 @@ daemon stop, each proxy's end, each agent's. :func:`exit_now` does what a normal
 can be seen (the ``atexit`` handlers, flushing stdout and stderr), then ends the process; where
 ending it at once would change what is seen (a non-daemon thread still runs, output that cannot
 be flushed, an exit status ``os._exit`` cannot carry), it exits the normal way.
+
+Ctrl-C while a command starts (:func:`end_on_interrupt`, from the console script on) ends the
+process at once with status 130, printing nothing. Start-up holds nothing to clean up, and a
+``KeyboardInterrupt`` raised there lands inside whatever code runs: pydantic-core turns one
+raised while it builds an SDK's schema into a ``SchemaError`` (a traceback, exit status 1), and
+importlib prints one raised in its module-lock callback as ignored and goes on (the proxy then
+served on, Ctrl-C lost). A command that must clean up when interrupted (serving, running
+agents) calls :func:`raise_on_interrupt` before its event loop, which then stops it cleanly on
+Ctrl-C.
 """
 
 from __future__ import annotations
@@ -24,10 +33,12 @@ from __future__ import annotations
 import atexit
 import gc
 import os
+import signal
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
 from typing import NoReturn
 
 
@@ -57,6 +68,27 @@ def exit_now(status: int) -> NoReturn:
     except (OSError, ValueError):
         sys.exit(status)  # the normal exit reports (or ignores) what could not be written
     os._exit(status)
+
+
+def end_on_interrupt() -> None:
+    """From now on, Ctrl-C (SIGINT) ends the process at once with status 130 (see above)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _end_at_once)
+
+
+def raise_on_interrupt() -> None:
+    """Ctrl-C raises ``KeyboardInterrupt`` again, the handler ``asyncio.run`` and ``anyio.run``
+    replace with one that cancels their main task; only where :func:`end_on_interrupt` set
+    its own (a handler someone else chose stays)."""
+    if (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is _end_at_once
+    ):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _end_at_once(signum: int, frame: FrameType | None) -> None:
+    os._exit(130)
 
 
 def _threads_left() -> bool:

@@ -285,6 +285,9 @@ def serve(
 ) -> None:
     """Serve until SIGINT or SIGTERM, then close the sockets and remove ``socket_files``;
     ``announce`` says where, once a signal would stop it cleanly."""
+    from compozy_mcp.interpreter import raise_on_interrupt
+
+    raise_on_interrupt()  # from here Ctrl-C stops the server cleanly (removing socket_files)
     try:
         asyncio.run(
             serve_sockets(

@@ -75,6 +75,35 @@ def test_ctrl_c_on_a_terminal_stops_at_once_after_one_line_saying_what_is_served
         assert "compozy install" in line
 
 
+def _wait_until_loaded(pid: int, command: str, library: str) -> None:
+    """Until the process runs ``command`` (it has exec'd: the fork of this test process has
+    this process's libraries) and has loaded ``library`` (its imports have reached it)."""
+    proc = Path(f"/proc/{pid}")
+    deadline = time.monotonic() + STOP_SECONDS
+    while (
+        command not in (proc / "cmdline").read_text() or library not in (proc / "maps").read_text()
+    ):
+        assert time.monotonic() < deadline, f"{command} never loaded {library}"
+        time.sleep(0.001)
+
+
+@pytest.mark.parametrize("after", [0.0, 0.05, 0.1])
+def test_ctrl_c_while_a_proxy_starts_ends_it_at_once_without_a_traceback(
+    home: Home, after: float
+) -> None:
+    """Ctrl-C in the middle of the proxy's imports (pydantic building the SDKs' models): a
+    KeyboardInterrupt raised there became a SchemaError (a traceback, exit 1), or was
+    swallowed by importlib ("Exception ignored in ... _get_module_lock") and the proxy served
+    on, Ctrl-C lost."""
+    with on_terminal([str(COMPOZY), "proxy"], home.env) as terminal:
+        _wait_until_loaded(terminal.pid, str(COMPOZY), "_pydantic_core")
+        time.sleep(after)
+        terminal.type(CTRL_C)
+        code = terminal.wait(STOP_SECONDS)
+    assert code in (0, 130), terminal.text
+    assert "Traceback" not in terminal.text
+
+
 def _initialize(process: subprocess.Popen[bytes]) -> None:
     """An MCP initialize request over the process's stdio, answered."""
     assert process.stdin is not None

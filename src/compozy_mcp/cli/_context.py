@@ -116,12 +116,15 @@ class Context:
         """Open the Host API, run one operation on it, close it."""
         import asyncio  # commands that call nothing (--help, completion) never load it
 
+        from compozy_mcp.interpreter import raise_on_interrupt
+
         host = self.open_host()
 
         async def run() -> T:
             async with host:
                 return await operation(host)
 
+        raise_on_interrupt()  # an operation run in this process may run an agent: stop it
         return asyncio.run(run())
 
     def structured(self, tool_id: str, tool_input: Mapping[str, Any]) -> dict[str, Any]:

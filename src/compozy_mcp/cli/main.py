@@ -152,9 +152,11 @@ def _interrupted(exc: BaseException) -> bool:
 
 def console() -> NoReturn:
     """The ``compozy`` console script (and ``python -m compozy_mcp``): :func:`main`, then the
-    process ends without the interpreter's teardown (:mod:`compozy_mcp.interpreter`)."""
-    from compozy_mcp.interpreter import exit_now
+    process ends without the interpreter's teardown; Ctrl-C ends it at once until the command
+    runs an event loop that stops cleanly (:mod:`compozy_mcp.interpreter`)."""
+    from compozy_mcp.interpreter import end_on_interrupt, exit_now
 
+    end_on_interrupt()
     exit_now(main())
 
 
