@@ -102,3 +102,18 @@ def test_raise_on_interrupt_leaves_a_handler_it_did_not_set() -> None:
         """
     )
     assert (done.returncode, done.stdout) == (0, "True\n")
+
+
+def test_an_ignored_interrupt_stays_ignored() -> None:
+    """A job a shell starts in the background inherits SIGINT ignored: Ctrl-C is not for it."""
+    done = _run(
+        """
+        import os, signal
+        from compozy_mcp.interpreter import end_on_interrupt
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        end_on_interrupt()
+        os.kill(os.getpid(), signal.SIGINT)
+        print("still running")
+        """
+    )
+    assert (done.returncode, done.stdout) == (0, "still running\n")

@@ -71,8 +71,12 @@ def exit_now(status: int) -> NoReturn:
 
 
 def end_on_interrupt() -> None:
-    """From now on, Ctrl-C (SIGINT) ends the process at once with status 130 (see above)."""
-    if threading.current_thread() is threading.main_thread():
+    """From now on, Ctrl-C (SIGINT) ends the process at once with status 130 (see above); not
+    where SIGINT is ignored (a job a shell started in the background) or handled otherwise."""
+    if (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    ):
         signal.signal(signal.SIGINT, _end_at_once)
 
 
