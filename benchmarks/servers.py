@@ -42,6 +42,7 @@ from mcp.types import (
 
 from benchmarks.records import open_world_app
 from compozy_mcp import net
+from compozy_mcp.interpreter import freeze_start_up
 from compozy_mcp.native.context import ToolCall
 from compozy_mcp.native.registry import Risk, ToolDefinition
 from compozy_mcp.proxy import transports
@@ -181,6 +182,7 @@ def serve(kind: str, transport: str, world: Path | None) -> None:
         if world is None:
             raise SystemExit("the proxy needs --world")
         with proxy_on_world(world) as proxy:
+            freeze_start_up()  # as `compozy proxy` does before it serves
             if transport == "stdio":
                 anyio.run(transports.serve_stdio, proxy.server)
             else:

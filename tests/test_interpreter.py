@@ -117,3 +117,17 @@ def test_an_ignored_interrupt_stays_ignored() -> None:
         """
     )
     assert (done.returncode, done.stdout) == (0, "still running\n")
+
+
+def test_freeze_start_up_takes_what_exists_out_of_the_collectors_reach() -> None:
+    done = _run(
+        """
+        import gc
+        from compozy_mcp.interpreter import freeze_start_up
+        before = gc.get_freeze_count()
+        kept = [[] for _ in range(1000)]
+        freeze_start_up()
+        print(before, gc.get_freeze_count() >= 1000)
+        """
+    )
+    assert (done.returncode, done.stdout) == (0, "0 True\n")

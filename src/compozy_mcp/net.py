@@ -285,9 +285,10 @@ def serve(
 ) -> None:
     """Serve until SIGINT or SIGTERM, then close the sockets and remove ``socket_files``;
     ``announce`` says where, once a signal would stop it cleanly."""
-    from compozy_mcp.interpreter import raise_on_interrupt
+    from compozy_mcp.interpreter import freeze_start_up, raise_on_interrupt
 
     raise_on_interrupt()  # from here Ctrl-C stops the server cleanly (removing socket_files)
+    freeze_start_up()
     try:
         asyncio.run(
             serve_sockets(
