@@ -23,9 +23,9 @@ process at once with status 130, printing nothing. Start-up holds nothing to cle
 ``KeyboardInterrupt`` raised there lands inside whatever code runs: pydantic-core turns one
 raised while it builds an SDK's schema into a ``SchemaError`` (a traceback, exit status 1), and
 importlib prints one raised in its module-lock callback as ignored and goes on (the proxy then
-served on, Ctrl-C lost). A command that must clean up when interrupted (serving, running
-agents) calls :func:`raise_on_interrupt` before its event loop, which then stops it cleanly on
-Ctrl-C.
+served on, Ctrl-C lost). A command that must clean up when interrupted (serving, running an
+agent or another program) calls :func:`raise_on_interrupt` first: its event loop then stops it
+cleanly on Ctrl-C, and ``subprocess.run`` kills the program it waits for.
 """
 
 from __future__ import annotations

@@ -187,18 +187,24 @@ def test_session_approve_without_an_id_needs_exactly_one_pending_interaction(
     assert "takes the interaction id (optional) and one choice; got 3 words" in extra.stderr
 
 
+def _stand_in_npm(tmp_path: Path, script: str) -> Path:
+    """A directory to put first on PATH, holding an ``npm`` that runs ``script`` (sh)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    npm = bin_dir / "npm"
+    npm.write_text(f"#!/bin/sh\n{script}\n")
+    npm.chmod(0o755)
+    return bin_dir
+
+
 @pytest.mark.process
 def test_agent_install_puts_the_pinned_package_where_the_runtime_finds_it(
     tmp_path: Path,
 ) -> None:
     """With a stand-in npm on PATH (written for the test: never the registry) that records
     what it was asked."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
     log = tmp_path / "npm.log"
-    npm = bin_dir / "npm"
-    npm.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
-    npm.chmod(0o755)
+    bin_dir = _stand_in_npm(tmp_path, f'echo "$@" >> {log}')
     home = tmp_path / "home"
     env = {"COMPOZY_HOME": str(home), "PATH": f"{bin_dir}:/usr/bin:/bin", "COMPOZY_URL": "none"}
     done = run_cli("agent", "install", "claude", env=env)
@@ -209,3 +215,51 @@ def test_agent_install_puts_the_pinned_package_where_the_runtime_finds_it(
     refused = run_cli("agent", "install", "echo", env=env)
     assert refused.returncode == 2
     assert "names no npm package" in refused.stderr
+
+
+@pytest.mark.process
+def test_ctrl_c_during_agent_install_stops_npm_with_it(tmp_path: Path) -> None:
+    """SIGINT to compozy alone (``kill -INT``, not a terminal's Ctrl-C, which npm would get
+    too): npm, which compozy waits for, must not run on without it."""
+    import signal
+    import time
+
+    from tests.api.support import COMPOZY
+
+    started = tmp_path / "npm.pid"
+    bin_dir = _stand_in_npm(tmp_path, f"echo $$ > {started}\nexec sleep 60")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMPOZY_")}
+    env.update(COMPOZY_HOME=str(tmp_path / "home"), COMPOZY_URL="none")
+    env["PATH"] = f"{bin_dir}:{env.get('PATH', '/usr/bin:/bin')}"
+    said = tmp_path / "stderr"
+    with said.open("w") as stderr:  # a file, not a pipe: an orphaned npm would hold it open
+        process = subprocess.Popen(
+            [str(COMPOZY), "agent", "install", "claude"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    deadline = time.monotonic() + 20
+    while not (started.exists() and started.read_text().strip()):
+        assert process.poll() is None, said.read_text()
+        assert time.monotonic() < deadline, "npm never started"
+        time.sleep(0.01)
+    npm_pid = int(started.read_text())
+    try:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 130, said.read_text()
+        assert "Traceback" not in said.read_text()
+        while Path(f"/proc/{npm_pid}").exists() and "Z" not in _state(npm_pid):
+            assert time.monotonic() < deadline + 20, "npm runs on without compozy"
+            time.sleep(0.01)
+    finally:
+        if Path(f"/proc/{npm_pid}").exists():
+            os.kill(npm_pid, signal.SIGKILL)
+
+
+def _state(pid: int) -> str:
+    """A process's state letter (``Z``: ended, not yet reaped), empty once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return ""

@@ -46,6 +46,7 @@ def install(args: argparse.Namespace, context: Context) -> int:
 
     from compozy_mcp.agents.definitions import load_catalog
     from compozy_mcp.errors import InvalidRequest
+    from compozy_mcp.interpreter import raise_on_interrupt
     from compozy_mcp.reasons import Reason
 
     home = context.settings().home
@@ -71,6 +72,7 @@ def install(args: argparse.Namespace, context: Context) -> int:
     target.mkdir(parents=True, exist_ok=True)
     command = [npm, "install", "--prefix", str(target), "--no-audit", "--no-fund", agent.package]
     print(f"installing {agent.package} into {target}", flush=True)
+    raise_on_interrupt()  # Ctrl-C stops npm with this process
     done = subprocess.run(command, env=dict(context.env), check=False)
     if done.returncode != 0:
         raise InvalidRequest(

@@ -246,6 +246,9 @@ def _run_client_cli(
 def _client_run(
     command: list[str], cwd: Path | None, env: Mapping[str, str]
 ) -> subprocess.CompletedProcess[str]:
+    from compozy_mcp.interpreter import raise_on_interrupt
+
+    raise_on_interrupt()  # Ctrl-C stops the client's CLI with this process
     try:
         return subprocess.run(
             command,
