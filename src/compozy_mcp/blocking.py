@@ -9,6 +9,8 @@ tens of microseconds that a read does not need to pay.
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 import weakref
 from collections.abc import Callable
 from typing import TypeVar
@@ -21,6 +23,13 @@ T = TypeVar("T")
 #: worker threads running store writes at once, per event loop (writes serialize on the
 #: store's write lock anyway; a few threads keep a queue of them from holding many threads)
 DEFAULT_WRITE_THREADS = 4
+
+
+def watchable(fd: int) -> bool:
+    """Whether an event loop can watch ``fd`` for input: a pipe, a socket or a terminal.
+    epoll refuses anything else (a regular file, ``/dev/null``): reading it needs a thread."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 
 class Offload:

@@ -72,6 +72,8 @@ from acp.schema import (
     Usage,
 )
 
+from compozy_mcp.blocking import watchable
+
 MODELS = ("echo-1",)
 #: what a prompt that says "write" but names no file writes
 NOTES = "notes.txt"
@@ -454,12 +456,12 @@ def unusable_stdio() -> str | None:
     for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)):
         try:
             descriptor = stream.fileno()
-            mode = os.fstat(descriptor).st_mode
+            if watchable(descriptor):
+                continue
+            regular = stat.S_ISREG(os.fstat(descriptor).st_mode)
         except (AttributeError, OSError, ValueError):
             return f"{name} is closed"
-        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(descriptor):
-            continue
-        return f"{name} is {'a file' if stat.S_ISREG(mode) else 'neither a pipe nor a terminal'}"
+        return f"{name} is {'a file' if regular else 'neither a pipe nor a terminal'}"
     return None
 
 

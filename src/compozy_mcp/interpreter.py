@@ -56,6 +56,13 @@ def imports_without_collector() -> Iterator[None]:
             gc.enable()
 
 
+def start_serving() -> None:
+    """Start-up is over and serving begins: Ctrl-C raises again, so that the server's event
+    loop stops it cleanly (:func:`raise_on_interrupt`), and what start-up made is frozen."""
+    raise_on_interrupt()
+    freeze_start_up()
+
+
 def freeze_start_up() -> None:
     """Start-up is over: what it made (the app, the tool catalog, compiled validators) lives
     as long as the process, so it leaves the cyclic collector's reach as the imports did, and

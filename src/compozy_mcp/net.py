@@ -285,10 +285,9 @@ def serve(
 ) -> None:
     """Serve until SIGINT or SIGTERM, then close the sockets and remove ``socket_files``;
     ``announce`` says where, once a signal would stop it cleanly."""
-    from compozy_mcp.interpreter import freeze_start_up, raise_on_interrupt
+    from compozy_mcp.interpreter import start_serving
 
-    raise_on_interrupt()  # from here Ctrl-C stops the server cleanly (removing socket_files)
-    freeze_start_up()
+    start_serving()  # from here Ctrl-C stops the server cleanly (removing socket_files)
     try:
         asyncio.run(
             serve_sockets(

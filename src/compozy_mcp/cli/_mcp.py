@@ -340,13 +340,12 @@ def _serve(context: Context) -> int:
 
     from compozy_mcp.cli._proxy import announce_stdio
     from compozy_mcp.host.server import HostServer
-    from compozy_mcp.interpreter import freeze_start_up, raise_on_interrupt
+    from compozy_mcp.interpreter import start_serving
     from compozy_mcp.proxy.transports import serve_stdio
 
     host = context.open_host()
     where = f"the compozy daemon at {context.target}" if context.target else "this home's store"
-    raise_on_interrupt()  # the host closes cleanly on Ctrl-C
-    freeze_start_up()
+    start_serving()  # the host closes cleanly on Ctrl-C
     announce_stdio(
         "compozy mcp serve",
         f"the Host API tools (compozy_host__*) of {where}",

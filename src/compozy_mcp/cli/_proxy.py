@@ -284,7 +284,7 @@ def _serve(
     from compozy_mcp import net
     from compozy_mcp.hostapi.wire import MCP_PATH
     from compozy_mcp.http_limits import HttpDeadlines
-    from compozy_mcp.interpreter import freeze_start_up, raise_on_interrupt
+    from compozy_mcp.interpreter import start_serving
     from compozy_mcp.proxy import transports
 
     settings = context.settings()
@@ -329,8 +329,7 @@ def _serve(
         served = "the native tools" + (f" of session {args.session}" if args.session else "")
         if context.target is not None:
             served += f" of the compozy daemon at {context.target}"
-        raise_on_interrupt()  # the server's clean-up (upstream servers) runs on Ctrl-C
-        freeze_start_up()
+        start_serving()  # the server's clean-up (upstream servers) runs on Ctrl-C
         announce_stdio("compozy proxy", served, "compozy proxy")
 
         anyio.run(transports.serve_stdio, server, around)

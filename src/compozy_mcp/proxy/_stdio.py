@@ -25,7 +25,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import stat
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -36,6 +35,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from compozy_mcp import jsonutil
+from compozy_mcp.blocking import watchable
 
 log = logging.getLogger(__name__)
 
@@ -114,9 +114,7 @@ class _Wire:
         """stdin's lines. A pipe, socket or terminal is read by the event loop (no thread, so
         a stop is immediate); anything the loop cannot poll (a regular file, ``/dev/null`` and
         other devices: epoll refuses them) is read in a worker thread."""
-        mode = os.fstat(self.in_fd).st_mode
-        pollable = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(self.in_fd)
-        if not pollable:
+        if not watchable(self.in_fd):
             async with await anyio.open_file(self.in_fd, "rb", closefd=False) as source:
                 async for line in source:
                     yield line
