@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import signal
 import socket
 import subprocess
 import tempfile
@@ -61,7 +62,16 @@ def _scratch_in_memory(config: pytest.Config) -> None:
     tempfile.tempdir = SCRATCH_TMPFS
 
 
+def _interrupts_as_on_a_terminal() -> None:
+    """Ctrl-C tests send SIGINT to the programs they start, which inherit an ignored SIGINT (and
+    rightly keep it: a job a shell put in the background is not interrupted). A run started
+    that way, as a non-interactive shell starts a background job, gets the default back."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _interrupts_as_on_a_terminal()
     if config.getoption("markexpr", "") == "unit":
         tiers.scale = 0.1
     config.stash[_STARTED] = time.time()
