@@ -37,42 +37,44 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from acp import (
-    PROTOCOL_VERSION,
-    Client,
-    plan_entry,
-    run_agent,
-    start_tool_call,
-    update_agent_message_text,
-    update_agent_thought_text,
-    update_plan,
-    update_tool_call,
-)
-from acp.schema import (
-    AgentCapabilities,
-    AllowedOutcome,
-    AvailableCommand,
-    AvailableCommandInput,
-    AvailableCommandsUpdate,
-    Implementation,
-    InitializeResponse,
-    LoadSessionResponse,
-    NewSessionResponse,
-    PermissionOption,
-    PromptCapabilities,
-    PromptResponse,
-    SessionConfigOptionSelect,
-    SessionConfigSelectOption,
-    SessionMode,
-    SessionModeState,
-    SetSessionConfigOptionResponse,
-    SetSessionModeResponse,
-    ToolCallUpdate,
-    UnstructuredCommandInput,
-    Usage,
-)
-
+from compozy_mcp import acp_sdk
 from compozy_mcp.blocking import watchable
+
+with acp_sdk.importing():
+    from acp import (
+        PROTOCOL_VERSION,
+        Client,
+        plan_entry,
+        run_agent,
+        start_tool_call,
+        update_agent_message_text,
+        update_agent_thought_text,
+        update_plan,
+        update_tool_call,
+    )
+    from acp.schema import (
+        AgentCapabilities,
+        AllowedOutcome,
+        AvailableCommand,
+        AvailableCommandInput,
+        AvailableCommandsUpdate,
+        Implementation,
+        InitializeResponse,
+        LoadSessionResponse,
+        NewSessionResponse,
+        PermissionOption,
+        PromptCapabilities,
+        PromptResponse,
+        SessionConfigOptionSelect,
+        SessionConfigSelectOption,
+        SessionMode,
+        SessionModeState,
+        SetSessionConfigOptionResponse,
+        SetSessionModeResponse,
+        ToolCallUpdate,
+        UnstructuredCommandInput,
+        Usage,
+    )
 
 MODELS = ("echo-1",)
 #: what a prompt that says "write" but names no file writes

@@ -14,19 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from acp import PROTOCOL_VERSION, RequestError, text_block
-from acp.client.connection import ClientSideConnection
-from acp.schema import (
-    AllowedOutcome,
-    ClientCapabilities,
-    DeniedOutcome,
-    EnvVariable,
-    Implementation,
-    McpServerStdio,
-    RequestPermissionResponse,
-)
-
-from compozy_mcp import __version__
+from compozy_mcp import __version__, acp_sdk
 from compozy_mcp.credentials import SESSION_TOKEN, session_credential
 from compozy_mcp.errors import LimitExceeded
 from compozy_mcp.runtime._framing import LineChannel
@@ -38,6 +26,19 @@ from compozy_mcp.sessions.model import (
     Selection,
 )
 from compozy_mcp.sessions.runtime import BindFailed, BindTicket
+
+with acp_sdk.importing():
+    from acp import PROTOCOL_VERSION, RequestError, text_block
+    from acp.client.connection import ClientSideConnection
+    from acp.schema import (
+        AllowedOutcome,
+        ClientCapabilities,
+        DeniedOutcome,
+        EnvVariable,
+        Implementation,
+        McpServerStdio,
+        RequestPermissionResponse,
+    )
 
 #: the config option categories a selection sets (ACP ``SessionConfigOption.category``)
 MODEL_CATEGORY = "model"
