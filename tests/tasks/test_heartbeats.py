@@ -20,6 +20,7 @@ from compozy_mcp.calls import CallInfo
 from compozy_mcp.clock import FixedClock, timestamp
 from compozy_mcp.errors import ToolInvalidInput
 from compozy_mcp.sessions.heartbeats import Waker
+from compozy_mcp.sessions.model import SessionState
 from compozy_mcp.store.base import TranscriptTurn
 
 pytestmark = pytest.mark.anyio
@@ -126,7 +127,15 @@ async def test_a_heartbeat_ok_reply_is_not_the_last_turn_the_board_shows(
     turns = app.sessions.turns
 
     def stored(text: str, reply: str) -> str:
-        _, turn = turns.enqueue(CallInfo("compozy__session_prompt"), session, text, False)
+        """A prompt the agent took from the queue and answered with ``reply``."""
+        call_info = CallInfo("compozy__session_prompt")
+        _, turn = turns.enqueue(call_info, session, text, False)
+
+        def taken(_: object, __: object, state: SessionState) -> bool:
+            state.queue = [p for p in state.queue if p.prompt_id != turn.turn_id]
+            return True
+
+        app.sessions.ledger.mutate(call_info, session, taken)
         ended = replace(turn, status="completed", final_message=reply, ended_at=turn.created_at)
         with app.store.write() as writer:
             writer.save_turn(ended)
@@ -342,6 +351,23 @@ async def test_a_due_wake_is_taken_by_one_of_several_daemons_sweeping_at_once(
     results = await asyncio.gather(mine.wake_due(), other.wake_due())
     assert sorted(results) == [0, 1]
     assert woken == [session]
+
+
+async def test_a_wake_is_skipped_while_a_prompt_waits_to_run(call: Caller, app: App) -> None:
+    """Queued and not yet taken (the agent still starting, or one turn ended and the next not
+    begun): a wake then would queue a second prompt behind it."""
+    session = (await call.create(provider="claude"))["id"]
+    app.sessions.turns.enqueue(CallInfo("compozy__session_prompt"), session, "fix it", False)
+    prompted: list[str] = []
+
+    async def waker(session_id: str, text: str) -> str:
+        prompted.append(text)
+        return "turn-x"
+
+    app.services.heartbeats.waker = waker
+    assert (await call.full(session))["runtime"]["status"] != "running"
+    beat = await call.structured("compozy__agent_heartbeat_wake", {"session_id": session})
+    assert (beat["heartbeat"]["last_outcome"], prompted) == ("skipped_busy", [])
 
 
 async def test_a_skipped_wake_keeps_the_turn_the_last_prompting_wake_started(

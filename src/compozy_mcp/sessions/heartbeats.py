@@ -6,7 +6,9 @@ session with and optional quiet hours. Without a prompt of its own (stored as ``
 reads the workspace's ``HEARTBEAT.md`` as it is then, else :data:`DEFAULT_PROMPT`: the file is
 the operator's to edit between wakes. The daemon's upkeep wakes the sessions that are due
 (:meth:`Heartbeats.wake_due`); ``compozy__agent_heartbeat_wake`` wakes one now.
-A wake is never two at once and is skipped while a turn runs; each records its outcome:
+A wake is never two at once and is skipped while a turn runs or a prompt waits to run (the
+agent starting, or between two turns: a wake would queue a second prompt behind it); each
+records its outcome:
 ``woken`` (the turn it started), ``nothing_to_do`` (the agent replied only ``HEARTBEAT_OK``:
 recorded, not surfaced), ``skipped_busy``, ``skipped_quiet`` or ``failed``.
 
@@ -249,9 +251,8 @@ class Heartbeats:
                 created_at=now,
                 updated_at=now,
             )
-        busy = session_id in self._waking or (
-            self._ledger.state(session).runtime.status == "running"
-        )
+        state = self._ledger.state(session)
+        busy = session_id in self._waking or state.runtime.status == "running" or bool(state.queue)
         outcome, turn_id, error = "woken", None, None
         if busy:
             outcome = "skipped_busy"
