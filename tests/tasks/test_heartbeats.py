@@ -245,11 +245,14 @@ async def test_the_default_prompt_is_the_workspaces_heartbeat_md_as_it_is_at_eac
 
 
 async def _slow_turn_running(call: Caller, session: str) -> None:
-    """Prompt the session with a turn that streams for 30 s, and wait until it runs."""
-    await call("compozy__session_prompt", {"session_id": session, "prompt": "slow 30"})
+    """Prompt the session with a turn that streams for 30 s, and wait until that turn runs
+    (not the wake's before it: the session is running then too)."""
+    prompt = {"session_id": session, "prompt": "slow 30"}
+    slow = (await call.structured("compozy__session_prompt", prompt))["turn"]["turn_id"]
 
     async def running() -> bool:
-        return bool((await call.full(session))["runtime"]["status"] == "running")
+        activity = (await call.full(session))["supervision"].get("turn") or {}
+        return bool(activity.get("turn_id") == slow)
 
     ran: bool = await wait_until_async(running, "the slow turn to run")
     assert ran
