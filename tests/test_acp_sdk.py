@@ -109,3 +109,13 @@ def test_a_second_thread_waits_for_the_first_import_then_changes_nothing(
     thread.join(10)
     assert seen_by_second == [reader]
     assert getattr(_fields, acp_sdk.DOCSTRING_READER) is reader
+
+
+def test_importing_again_inside_an_import_neither_waits_nor_leaves_pydantic_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delitem(sys.modules, "acp.schema", raising=False)
+    reader = getattr(_fields, acp_sdk.DOCSTRING_READER)
+    with acp_sdk.importing(), acp_sdk.importing():  # one module of the SDK importing another
+        assert getattr(_fields, acp_sdk.DOCSTRING_READER) is not reader
+    assert getattr(_fields, acp_sdk.DOCSTRING_READER) is reader

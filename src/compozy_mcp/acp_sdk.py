@@ -24,7 +24,7 @@ SDK = "acp"
 #: release no longer has it, the SDK is imported as it always was
 DOCSTRING_READER = "_update_fields_from_docstrings"
 
-_importing = threading.Lock()
+_importing = threading.RLock()  # re-entrant: an import inside the SDK's that comes here again
 
 
 def _in_sdk(cls: type[Any]) -> bool:
