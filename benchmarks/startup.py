@@ -9,7 +9,10 @@ cost of starting Python, importing what the command needs, opening the store and
 - ``compozy tool invoke compozy__session_status --input ...``: one native tool call;
 - the same and ``compozy session list`` / ``session status`` against a daemon
   (``compozy serve`` on the scratch home: the CLI finds it on its socket), the normal case:
-  one request and the printing of its answer.
+  one request and the printing of its answer;
+- the echo agent, as a session starts it: its ACP ``initialize`` answered, then its input ends
+  and it exits (most of it is importing the ACP SDK, which a daemon pays too when it starts
+  its first agent).
 
 Each row also counts the modules the command imports (``-X importtime``, one run).
 
@@ -71,15 +74,34 @@ DAEMON_COMMANDS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: an agent process: the echo agent, given an ACP ``initialize`` and then the end of its input
+AGENT_COMMANDS: dict[str, tuple[str, ...]] = {
+    "echo agent: initialize": (sys.executable, "-m", "compozy_mcp.echo_agent"),
+}
+INITIALIZE = (
+    '{"jsonrpc":"2.0","id":0,"method":"initialize",'
+    '"params":{"protocolVersion":1,"clientCapabilities":{}}}\n'
+)
+
+
+def _argv(args: tuple[str, ...]) -> tuple[list[str], str | None]:
+    """The command line of a row (a compozy command, or an agent's whole command) and the
+    input it is given."""
+    if args[0] == sys.executable:
+        return list(args), INITIALIZE
+    return [str(COMPOZY), *args], None
+
+
 def _run(args: tuple[str, ...], env: dict[str, str]) -> tuple[float, str]:
     """One run of the command: its wall time (s) and what it wrote on stderr."""
+    argv, given = _argv(args)
     started = time.perf_counter()
-    done = subprocess.run(
-        [str(COMPOZY), *args], env=env, capture_output=True, text=True, check=False
-    )
+    done = subprocess.run(argv, env=env, input=given, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
-        raise SystemExit(f"compozy {' '.join(args)} failed: {done.stderr.strip()}")
+        raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.strip()}")
+    if given is not None and '"result"' not in done.stdout:
+        raise SystemExit(f"{' '.join(argv)} did not answer initialize: {done.stdout.strip()}")
     return elapsed, done.stderr
 
 
@@ -90,13 +112,10 @@ def _imported(stderr: str) -> int:
 
 def _modules(args: tuple[str, ...], env: dict[str, str]) -> int:
     """How many modules one run of the command imports."""
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "compozy_mcp", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    argv, given = _argv(args)
+    python = [sys.executable, "-X", "importtime"]
+    argv = [*python, *argv[1:]] if given is not None else [*python, "-m", "compozy_mcp", *args]
+    done = subprocess.run(argv, env=env, input=given, capture_output=True, text=True, check=False)
     return _imported(done.stderr)
 
 
@@ -132,7 +151,7 @@ def measure(runs: int, *, with_daemon: bool = True, quick: bool = False) -> dict
         home = Path(scratch) / "home"
         env = scratch_env(home, scratch)
         _run(("session", "create", "--agent", "general", "--id", SESSION), env)
-        figures = _figures(COMMANDS, env, runs, quick=quick)
+        figures = _figures(COMMANDS | AGENT_COMMANDS, env, runs, quick=quick)
         if with_daemon:
             daemon = serve_on_socket(env, home)
             try:

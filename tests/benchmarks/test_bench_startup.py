@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from benchmarks.startup import COMMANDS, DAEMON_COMMANDS
+from benchmarks.startup import AGENT_COMMANDS, COMMANDS, DAEMON_COMMANDS
 from tests.benchmarks.bench_run import run_json
 
 pytestmark = pytest.mark.bench
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.bench
 def test_every_command_is_timed_with_its_module_count() -> None:
     result: dict[str, Any] = run_json("startup")
     figures = result["startup"]
-    assert list(figures) == [*COMMANDS, *DAEMON_COMMANDS]
+    assert list(figures) == [*COMMANDS, *AGENT_COMMANDS, *DAEMON_COMMANDS]
     for label, row in figures.items():
         assert row["runs"] == 1, label
         assert 0 < row["min_ms"] <= row["median_ms"] <= row["p90_ms"], label
