@@ -8,6 +8,7 @@ cannot be reached is a :class:`DaemonUnreachable`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Self, cast
 from urllib.parse import quote
@@ -23,6 +24,8 @@ from compozy_mcp.hostapi.wire import API_PREFIX, DIAGNOSTIC_HEADER, SESSION_HEAD
 from compozy_mcp.reasons import Reason, named
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx2
 
 CONNECT_TIMEOUT = 5.0
@@ -44,6 +47,17 @@ def _query(values: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+@functools.cache
+def _no_tls() -> ssl.SSLContext:
+    """The TLS context of a client that never speaks TLS (a daemon's socket, or plain HTTP):
+    it trusts no certificate, so a TLS connection made with it would fail, never go unchecked.
+    The default context reads the system's CA bundle, 20-40 ms of CPU per client (a ``compozy
+    proxy`` relay makes one, each agent's relay too) for certificates nobody sends."""
+    import ssl
+
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
 def daemon_http_client(
     target: Target,
     token: str | None,
@@ -56,7 +70,9 @@ def daemon_http_client(
     import httpx2
 
     socket = str(target.socket) if target.socket is not None else None
-    transport: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport(uds=socket)
+    transport: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport(
+        uds=socket, verify=True if target.base_url.startswith("https://") else _no_tls()
+    )
     all_headers = dict(headers or {})
     if token:
         all_headers["Authorization"] = f"Bearer {token}"
