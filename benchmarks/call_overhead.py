@@ -26,6 +26,7 @@ per-set ratios to (a) in the same set; latencies pool every measured call.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import sys
@@ -45,6 +46,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from benchmarks import fastmcp_env
 from benchmarks.common import (
     REPO_ROOT,
+    clients_out_of_the_collectors_reach,
     emit_json,
     machine,
     machine_line,
@@ -293,12 +295,17 @@ async def run_sets(runners: list[Runner], plan: Plan) -> None:
     for runner in runners:
         assert runner.run is not None
         await runner.run(plan.warmup)
-    for index in range(plan.sets):
-        # rotate the order so no row always runs first (or right after the slowest)
-        shift = index % len(runners)
-        for runner in runners[shift:] + runners[:shift]:
-            assert runner.run is not None
-            runner.row.samples.append(await runner.run(plan.calls))
+    clients_out_of_the_collectors_reach()  # a full collection here stalled one set of one row
+    try:
+        for index in range(plan.sets):
+            # rotate the order so no row always runs first (or right after the slowest)
+            shift = index % len(runners)
+            for runner in runners[shift:] + runners[:shift]:
+                assert runner.run is not None
+                gc.collect()  # what the last set left, collected outside this one
+                runner.row.samples.append(await runner.run(plan.calls))
+    finally:
+        gc.unfreeze()
 
 
 @dataclass(slots=True)

@@ -48,7 +48,15 @@ from benchmarks.call_overhead import (
     sdk_client,
     start_http,
 )
-from benchmarks.common import emit_json, machine, machine_line, median, percentile, table
+from benchmarks.common import (
+    clients_out_of_the_collectors_reach,
+    emit_json,
+    machine,
+    machine_line,
+    median,
+    percentile,
+    table,
+)
 from benchmarks.records import DEFAULT_SEED
 
 ROWS = {
@@ -114,16 +122,6 @@ async def _held(
         await closing.wait()
 
 
-def _clients_out_of_the_collectors_reach() -> None:
-    """Every row's clients live in this one process for the whole run. Left to the cyclic
-    collector, each full collection walked all of them: 58 in a run of four rows, up to 155 ms
-    each (5.8 s in all), and every call in flight on the row that happened to be running
-    waited it out, so a row's p99 said when those pauses fell rather than what its server
-    did. Frozen after the warm-up, they are no longer walked."""
-    gc.collect()
-    gc.freeze()
-
-
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far (Linux ``/proc``): on a shared machine what
     a server spends per call says more than its calls/s, which others' load moves."""
@@ -173,7 +171,7 @@ async def measure_rows(
             try:
                 for key in rows:  # warm-up: connections, caches
                     await run_set(callers[key], min(seconds, 2.0))
-                _clients_out_of_the_collectors_reach()
+                clients_out_of_the_collectors_reach()
                 for index in range(sets):
                     shift = index % len(rows)
                     for key in rows[shift:] + rows[:shift]:
