@@ -62,7 +62,7 @@ browser-deps:
 # answering, stopping) while another worker computes, but each worker starts its own shared
 # daemons, proxies and PostgreSQL server, and the tests are CPU-bound. On two cores, on one
 # tree: 3 workers 268-292 s (four runs), 4 workers 287-294 s (two, run beside them), 2 workers
-# 349 s; on 2026-12-05, a quiet machine: 3 workers 237-249 s (six runs), 4 workers 264 s, the
+# 349 s; on 2026-12-05, a quiet machine: 3 workers 227-249 s (seven runs), 4 workers 264 s, the
 # cores busy 95 % and 99.6 % of the run. TEST_WORKERS=N sets it.
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n + n / 2 )))
 
