@@ -26,7 +26,6 @@ per-set ratios to (a) in the same set; latencies pool every measured call.
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import os
 import sys
@@ -295,17 +294,15 @@ async def run_sets(runners: list[Runner], plan: Plan) -> None:
     for runner in runners:
         assert runner.run is not None
         await runner.run(plan.warmup)
-    clients_out_of_the_collectors_reach()  # a full collection here stalled one set of one row
-    try:
+    # a full collection of the clients had stalled one set of one row
+    with clients_out_of_the_collectors_reach() as between_sets:
         for index in range(plan.sets):
             # rotate the order so no row always runs first (or right after the slowest)
             shift = index % len(runners)
             for runner in runners[shift:] + runners[:shift]:
                 assert runner.run is not None
-                gc.collect()  # what the last set left, collected outside this one
+                between_sets()
                 runner.row.samples.append(await runner.run(plan.calls))
-    finally:
-        gc.unfreeze()
 
 
 @dataclass(slots=True)

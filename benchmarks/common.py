@@ -11,7 +11,8 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -75,15 +76,20 @@ def spread(values: Sequence[float]) -> float:
     return (max(values) - min(values)) / mid if mid else 0.0
 
 
-def clients_out_of_the_collectors_reach() -> None:
+@contextmanager
+def clients_out_of_the_collectors_reach() -> Iterator[Callable[[], object]]:
     """Once a benchmark's clients are warm: what they hold lives for the whole run, in the one
     process that measures every row. Left to the cyclic collector, each full collection walks
     all of it (in ``http_load``: 58 in a run of four rows, up to 155 ms each) and every call in
     flight on the row that happens to be running waits it out; frozen, it is no longer walked.
-    Call ``gc.collect()`` between sets too, outside their timed window, and ``gc.unfreeze()``
-    when done."""
+    Yields what to call between sets, outside their timed window: it collects what the last
+    set left, so that no set pays for another's garbage."""
     gc.collect()
     gc.freeze()
+    try:
+        yield gc.collect
+    finally:
+        gc.unfreeze()
 
 
 def _cpu_model() -> str:

@@ -23,7 +23,6 @@ figures compare rows, they do not measure a server alone.
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import os
 import sys
@@ -171,17 +170,16 @@ async def measure_rows(
             try:
                 for key in rows:  # warm-up: connections, caches
                     await run_set(callers[key], min(seconds, 2.0))
-                clients_out_of_the_collectors_reach()
-                for index in range(sets):
-                    shift = index % len(rows)
-                    for key in rows[shift:] + rows[:shift]:
-                        gc.collect()  # what the last set left is collected here, not in this one
-                        before = cpu_seconds(pids[key])
-                        done = await run_set(callers[key], seconds)
-                        done.server_cpu_s = cpu_seconds(pids[key]) - before
-                        results[key].sets.append(done)
+                with clients_out_of_the_collectors_reach() as between_sets:
+                    for index in range(sets):
+                        shift = index % len(rows)
+                        for key in rows[shift:] + rows[:shift]:
+                            between_sets()
+                            before = cpu_seconds(pids[key])
+                            done = await run_set(callers[key], seconds)
+                            done.server_cpu_s = cpu_seconds(pids[key]) - before
+                            results[key].sets.append(done)
             finally:
-                gc.unfreeze()
                 closing.set()
     finally:
         for proc in procs:

@@ -49,10 +49,17 @@ def test_the_sdk_imported_by_compozy_has_no_docstring_descriptions_and_pydantic_
     assert (plain, ours) == ("True\n", "False True\n")
 
 
+def _sdk_not_imported(monkeypatch: pytest.MonkeyPatch) -> object:
+    """pydantic's docstring reader, the SDK looking not imported yet. Called in the test itself:
+    the test run's own hooks may import the SDK between a fixture and the test."""
+    monkeypatch.delitem(sys.modules, "acp.schema", raising=False)
+    return getattr(_fields, acp_sdk.DOCSTRING_READER)
+
+
 def test_while_the_sdk_imports_a_model_of_another_package_keeps_its_docstrings(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delitem(sys.modules, "acp.schema", raising=False)  # not imported yet, as it looks
+    _sdk_not_imported(monkeypatch)
     seen: list[str] = []
 
     def recording(cls: type, *args: object, **kwargs: object) -> None:
@@ -89,8 +96,7 @@ def test_once_the_sdk_is_imported_nothing_is_changed(monkeypatch: pytest.MonkeyP
 def test_a_second_thread_waits_for_the_first_import_then_changes_nothing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delitem(sys.modules, "acp.schema", raising=False)
-    reader = getattr(_fields, acp_sdk.DOCSTRING_READER)
+    reader = _sdk_not_imported(monkeypatch)
     entered, second_done = threading.Event(), threading.Event()
     seen_by_second: list[object] = []
 
@@ -114,8 +120,7 @@ def test_a_second_thread_waits_for_the_first_import_then_changes_nothing(
 def test_importing_again_inside_an_import_neither_waits_nor_leaves_pydantic_changed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delitem(sys.modules, "acp.schema", raising=False)
-    reader = getattr(_fields, acp_sdk.DOCSTRING_READER)
+    reader = _sdk_not_imported(monkeypatch)
     with acp_sdk.importing(), acp_sdk.importing():  # one module of the SDK importing another
         assert getattr(_fields, acp_sdk.DOCSTRING_READER) is not reader
     assert getattr(_fields, acp_sdk.DOCSTRING_READER) is reader

@@ -43,7 +43,7 @@ class _UnixConnection(http.client.HTTPConnection):
 
 def speaks(target: Target) -> bool:
     """Whether this module can reach ``target`` (its socket, or plain HTTP)."""
-    return target.socket is not None or target.base_url.startswith("http://")
+    return target.plain
 
 
 def _send(

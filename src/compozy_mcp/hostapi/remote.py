@@ -71,7 +71,7 @@ def daemon_http_client(
 
     socket = str(target.socket) if target.socket is not None else None
     transport: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport(
-        uds=socket, verify=True if target.base_url.startswith("https://") else _no_tls()
+        uds=socket, verify=_no_tls() if target.plain else True
     )
     all_headers = dict(headers or {})
     if token:

@@ -23,6 +23,11 @@ class Target:
     def __str__(self) -> str:
         return f"unix:{self.socket}" if self.socket is not None else self.base_url
 
+    @property
+    def plain(self) -> bool:
+        """Reached without TLS: through its socket, or over ``http://``."""
+        return self.socket is not None or self.base_url.startswith("http://")
+
 
 def parse_target(text: str, *, name: str = "COMPOZY_URL (--url)") -> Target:
     text = text.strip()
