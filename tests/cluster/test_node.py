@@ -368,7 +368,7 @@ async def test_a_prompt_during_a_take_over_that_gives_the_lease_up_keeps_the_lea
         group.start_soon(node.take_over_expired)
         await anyio.to_thread.run_sync(dropping.wait, 30)
         turn = await _prompt(call, sid, "during", wait=False)
-        with anyio.move_on_after(1):  # were its bind not held back, it would be done by now
+        with anyio.move_on_after(0.5):  # were its bind not held back, it would be done by now
             while sid not in app.runtime.live_sessions():
                 await anyio.sleep(0.02)
         go_on.set()

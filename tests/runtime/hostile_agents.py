@@ -28,9 +28,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from acp import RequestError, run_agent
-
+from compozy_mcp import acp_sdk
 from compozy_mcp.echo_agent import EchoAgent
+
+with acp_sdk.importing():
+    from acp import RequestError, run_agent
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(600)"]
 STREAMED = 6

@@ -20,7 +20,7 @@ from compozy_mcp.errors import StoreBusy, ToolBackendFailed
 from compozy_mcp.store import SQLiteStore
 
 pytestmark = pytest.mark.anyio
-WAIT_MS = 200
+WAIT_MS = 100
 
 
 @contextmanager
@@ -54,7 +54,7 @@ async def test_the_event_loop_serves_reads_while_a_write_waits_for_the_lock(
     tmp_path: Path,
 ) -> None:
     settings = Settings(
-        home=tmp_path / "home", default_workspace_path=tmp_path, store_busy_timeout_ms=1500
+        home=tmp_path / "home", default_workspace_path=tmp_path, store_busy_timeout_ms=600
     )
     with open_app(settings) as app:
         created = await app.sessions.create(CallInfo("test"), agent_name="general")
@@ -82,7 +82,7 @@ async def test_the_event_loop_serves_reads_while_a_write_waits_for_the_lock(
                     assert record["id"] == created["id"]
                     await anyio.sleep(0.1)
         print(f"reads while a write waited: max {max(reads) * 1000:.1f} ms")
-        assert max(reads) < 1.0  # generous: a read never waits for the 1.5 s write
+        assert max(reads) < 0.3  # generous: a read never waits for the 0.6 s write
         [error] = failed
         assert isinstance(error, ToolBackendFailed)
         assert (error.code, error.reason) == ("store_busy", "store_locked")
@@ -101,7 +101,7 @@ def test_twelve_concurrent_writes_under_a_held_lock_each_fail_within_one_bound(
     import threading
 
     path = tmp_path / "compozy.db"
-    bound = 1.0
+    bound = 0.6
     waited: list[float] = []
     with SQLiteStore(path, busy_timeout_ms=int(bound * 1000)) as store, write_lock_held(path):
 
@@ -117,8 +117,9 @@ def test_twelve_concurrent_writes_under_a_held_lock_each_fail_within_one_bound(
         for thread in threads:
             thread.join(timeout=60)
     assert len(waited) == 12
+    print(f"twelve writes under a {bound} s bound: the last failed after {max(waited):.3f} s")
     # a write that waited in the queue and then the whole busy timeout ended at up to two
-    # bounds (4 s); one deadline ends every one at about one bound
+    # bounds; one deadline ends every one at about one bound
     assert max(waited) < bound * 1.5
 
 
@@ -147,12 +148,12 @@ async def test_health_is_degraded_while_writes_fail_and_ok_once_one_succeeds(
 
 def test_a_write_arriving_while_another_waits_fails_within_its_own_bound(tmp_path: Path) -> None:
     """The issue's case: a write arriving 3 s after another (bound 5 s) failed after 7 s (it
-    waited for the first in our queue, then the whole busy timeout). Scaled to a 2 s bound:
-    arriving 1.2 s later, it ends at its own 2 s, not 2.8 s."""
+    waited for the first in our queue, then the whole busy timeout). Scaled to a 1 s bound:
+    arriving 0.6 s later, it ends at its own 1 s, not 1.4 s."""
     import threading
 
     path = tmp_path / "compozy.db"
-    bound = 2.0
+    bound = 1.0
     waited: dict[str, float] = {}
     with SQLiteStore(path, busy_timeout_ms=int(bound * 1000)) as store, write_lock_held(path):
 
@@ -167,6 +168,7 @@ def test_a_write_arriving_while_another_waits_fails_within_its_own_bound(tmp_pat
         time.sleep(bound * 0.6)
         write("second")
         first.join(timeout=60)
+    print(f"the second write failed after {waited['second']:.3f} s of its {bound} s bound")
     assert waited["second"] < bound * 1.2
 
 
