@@ -43,7 +43,9 @@ typecheck: $(STAMP)
 # The unit tier: in-process tests only, no subprocess; what to run while working. Work
 # stealing: a worker that runs out of tests takes half of what the other has left. On two
 # cores, ten runs of each, interleaved: 21.3-22.6 s (mean 22.0) against 21.6-23.8 s (mean 22.7)
-# with `--dist load` and the slowest modules' tests first (tests/runstats.py).
+# with `--dist load` and the slowest modules' tests first (tests/runstats.py). On 2026-12-05,
+# after the store's bounded-wait tests moved to shorter bounds: 18.8-19.4 s on two workers
+# (five runs; 23.1-23.8 s before), 35.8 s on one (`-n 1`).
 unit: $(STAMP)
 	$(BIN)/pytest -m unit -q -n auto --dist worksteal
 
@@ -63,7 +65,9 @@ browser-deps:
 # daemons, proxies and PostgreSQL server, and the tests are CPU-bound. On two cores, on one
 # tree: 3 workers 268-292 s (four runs), 4 workers 287-294 s (two, run beside them), 2 workers
 # 349 s; on 2026-12-05, a quiet machine: 3 workers 227-249 s (seven runs), 4 workers 264 s, the
-# cores busy 95 % and 99.6 % of the run. TEST_WORKERS=N sets it.
+# cores busy 95 % and 99.6 % of the run. tests/proxy's modules go to one worker together
+# (tests/runstats.py: they share a session-scoped pool of proxies and daemons, which each worker
+# running one of them started for itself). TEST_WORKERS=N sets it.
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n + n / 2 )))
 
 tests: $(STAMP) node-deps browser-deps

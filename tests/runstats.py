@@ -8,11 +8,12 @@ counts in that module's last teardown). ``COMPOZY_TEST_TIMES=FILE`` also writes 
 per test to FILE (``nodeid``, ``tier``, ``wall``, ``cpu``): wall seconds well above CPU seconds
 are a test waiting (a sleep, a timeout, a process starting).
 
-Under ``--dist loadscope`` (``make test``) xdist hands out whole modules. The run goes fastest
-when the longest modules start first and the many short unit modules fill in at the end, so:
-each worker collects modules with a slow-tier test before the others (:func:`slow_modules_first`,
-the same order in every worker, as xdist requires), and the controller hands them out longest
-first by the seconds each took in the last run (kept in pytest's cache; a module it has no figure
+Under ``--dist loadscope`` (``make test``) xdist hands out whole modules, and the modules of a
+folder sharing a session-scoped fixture as one unit (:data:`SHARED_FIXTURE_FOLDERS`). The run
+goes fastest when the longest modules start first and the many short unit modules fill in at
+the end, so: each worker collects modules with a slow-tier test before the others
+(:func:`slow_modules_first`, the same order in every worker, as xdist requires), and the
+controller hands them out longest first by the seconds each took in the last run (kept in pytest's cache; a module it has no figure
 for goes first, a new module being the likeliest to be slow). A clean checkout (CI) has no cache:
 there the figures come from ``tests/scope_seconds.json``, the cache's figures of a whole run on
 this 2-core machine, committed (``python -m tests.runstats`` writes it after a ``make test``).
@@ -83,6 +84,32 @@ def tier_of(keywords: Any) -> str:
 def scope_of(nodeid: str) -> str:
     """The unit xdist's ``loadscope`` hands out: a module, or a class in one."""
     return nodeid.rsplit("::", 1)[0]
+
+
+#: folders whose modules share what a session-scoped fixture starts: ``tests/proxy``'s pool of
+#: proxies and daemons, one per set of flags, and its stdio clients kept open. Handed out as one
+#: unit, they run on one worker, which starts that pool once; spread over three workers, each
+#: started its own (about 19 proxies a worker, 0.6-0.8 s of CPU each).
+SHARED_FIXTURE_FOLDERS = ("tests/proxy/",)
+
+
+def unit_of(nodeid: str) -> str:
+    """What this run's ``loadscope`` hands out: a folder of :data:`SHARED_FIXTURE_FOLDERS`
+    whole, else the test's scope."""
+    folder = next((f for f in SHARED_FIXTURE_FOLDERS if nodeid.startswith(f)), None)
+    return folder if folder is not None else scope_of(nodeid)
+
+
+def unit_seconds(unit: str, known: dict[str, float]) -> float:
+    """The seconds a unit took in the last run: a folder's, those of its scopes together;
+    infinite (it goes first) when there is no figure."""
+    if unit in known:
+        return known[unit]
+    if unit.endswith("/"):
+        parts = [seconds for scope, seconds in known.items() if scope.startswith(unit)]
+        if parts:
+            return sum(parts)
+    return float("inf")
 
 
 def slow_modules_first(items: list[pytest.Item]) -> None:
@@ -280,18 +307,22 @@ def _longest_first_scheduling(config: pytest.Config, log: Any, known: dict[str, 
     from xdist.scheduler import LoadScopeScheduling
 
     class LongestFirst(LoadScopeScheduling):
-        """xdist's ``loadscope``, with its queue ordered longest module first before the first
-        module is handed out (xdist's own order is by number of tests)."""
+        """xdist's ``loadscope``, with its queue ordered longest unit first before the first
+        unit is handed out (xdist's own order is by number of tests), and the modules of each
+        folder of :data:`SHARED_FIXTURE_FOLDERS` one unit."""
 
         ordered = False
+
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
 
         def _assign_work_unit(self, node: Any) -> None:
             if not self.ordered:
                 self.ordered = True
                 queue = self.workqueue
-                # stable: a module without a figure keeps its collected place among those
+                # stable: a unit without a figure keeps its collected place among those
                 # without one, and all of them go first
-                order = sorted(queue, key=lambda scope: -known.get(scope, float("inf")))
+                order = sorted(queue, key=lambda unit: -unit_seconds(unit, known))
                 self.workqueue = OrderedDict((scope, queue[scope]) for scope in order)
             super()._assign_work_unit(node)
 

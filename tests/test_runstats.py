@@ -97,3 +97,20 @@ def test_a_run_of_some_tests_of_its_modules_records_no_figures() -> None:
     assert runstats.records_whole_modules(run())
     assert not runstats.records_whole_modules(run(markexpr="unit"))
     assert not runstats.records_whole_modules(run(keyword="status"))
+
+
+def test_the_modules_of_a_folder_sharing_a_session_fixture_are_handed_out_as_one_unit() -> None:
+    three_workers = SimpleNamespace(getvalue={"tx": ["3*popen"]}.__getitem__)
+    scheduler = runstats._longest_first_scheduling(three_workers, None, {})  # type: ignore[arg-type]
+    assert scheduler._split_scope("tests/proxy/test_calls.py::test_a[stdio-auto]") == "tests/proxy/"
+    assert scheduler._split_scope("tests/proxy/test_relay.py::Group::test_b") == "tests/proxy/"
+    assert scheduler._split_scope("tests/api/test_auth.py::test_c") == "tests/api/test_auth.py"
+    assert scheduler._split_scope("tests/c.py::Group::test_in_a_class") == "tests/c.py::Group"
+
+
+def test_a_folders_seconds_are_those_of_its_modules_together() -> None:
+    known = {"tests/proxy/test_calls.py": 17.5, "tests/proxy/test_relay.py::Group": 2.5, "x": 1.0}
+    assert runstats.unit_seconds("tests/proxy/", known) == 20.0
+    assert runstats.unit_seconds("tests/api/test_auth.py", known) == float("inf")
+    assert runstats.unit_seconds("tests/api/", known) == float("inf")
+    assert runstats.unit_seconds("x", known) == 1.0
