@@ -13,10 +13,11 @@ folder sharing a session-scoped fixture as one unit (:data:`SHARED_FIXTURE_FOLDE
 goes fastest when the longest modules start first and the many short unit modules fill in at
 the end, so: each worker collects modules with a slow-tier test before the others
 (:func:`slow_modules_first`, the same order in every worker, as xdist requires), and the
-controller hands them out longest first by the seconds each took in the last run (kept in pytest's cache; a module it has no figure
-for goes first, a new module being the likeliest to be slow). A clean checkout (CI) has no cache:
-there the figures come from ``tests/scope_seconds.json``, the cache's figures of a whole run on
-this 2-core machine, committed (``python -m tests.runstats`` writes it after a ``make test``).
+controller hands them out longest first by the seconds each took in the last run (kept in
+pytest's cache; a module it has no figure for goes first, a new module being the likeliest to
+be slow). A clean checkout (CI) has no cache: there the figures come from
+``tests/scope_seconds.json``, the cache's figures of a whole run on this 2-core machine,
+committed (``python -m tests.runstats`` writes it after a ``make test``).
 """
 
 from __future__ import annotations
