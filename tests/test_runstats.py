@@ -1,6 +1,6 @@
 """The unit tier's run: the order xdist's ``load`` hands its tests out (the scopes slowest per
 test in the last run first, the rest in their collected order), and the modules it need not
-import (every test in a slow tier)."""
+import (every test in a slow tier); ``make test``'s: the units its ``loadscope`` hands out."""
 
 from __future__ import annotations
 
