@@ -18,6 +18,7 @@ makes one per test.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import threading
 import time
@@ -214,7 +215,9 @@ class SQLiteStore(Store):
         if not self._write_lock.acquire(timeout=self.busy_timeout_ms / 1000):
             raise self._busy()
         try:
-            left_ms = int((deadline - time.monotonic()) * 1000)
+            # rounded up: SQLite's busy handler sleeps for exactly the milliseconds it is
+            # given, so a write that waits fails at its bound, never up to 1 ms before it
+            left_ms = math.ceil((deadline - time.monotonic()) * 1000)
             if left_ms <= 0 and self.busy_timeout_ms > 0:
                 raise self._busy()
             self._writer.execute(f"PRAGMA busy_timeout = {max(left_ms, 0)}")
