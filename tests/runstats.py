@@ -98,8 +98,10 @@ SHARED_FIXTURE_FOLDERS = ("tests/proxy/",)
 def unit_of(nodeid: str) -> str:
     """What this run's ``loadscope`` hands out: a folder of :data:`SHARED_FIXTURE_FOLDERS`
     whole, else the test's scope."""
-    folder = next((f for f in SHARED_FIXTURE_FOLDERS if nodeid.startswith(f)), None)
-    return folder if folder is not None else scope_of(nodeid)
+    for folder in SHARED_FIXTURE_FOLDERS:
+        if nodeid.startswith(folder):
+            return folder
+    return scope_of(nodeid)
 
 
 def unit_seconds(unit: str, known: dict[str, float]) -> float:

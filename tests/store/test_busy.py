@@ -200,3 +200,24 @@ def test_a_new_store_locked_past_the_bounded_wait_fails_to_open_as_store_busy(
     with write_lock_held(path), pytest.raises(StoreBusy) as caught:
         SQLiteStore(path, busy_timeout_ms=WAIT_MS)
     assert (caught.value.code, caught.value.reason) == ("store_busy", "store_locked")
+
+
+def test_a_write_is_given_the_time_left_to_its_bound_rounded_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's busy handler sleeps for exactly the milliseconds it is given: 99.5 ms left
+    before the deadline must be 100, not 99 (a write then failed up to 1 ms before its bound)."""
+    from types import SimpleNamespace
+
+    from compozy_mcp.store import _sqlite
+
+    readings = iter([1000.0, 1000.0005])  # the deadline taken, then the time left read
+    store = SQLiteStore(tmp_path / "compozy.db", busy_timeout_ms=100)
+    with store:
+        monkeypatch.setattr(
+            _sqlite, "time", SimpleNamespace(monotonic=lambda: next(readings), sleep=time.sleep)
+        )
+        with store.write():
+            pass
+        [(given,)] = store._writer.execute("PRAGMA busy_timeout").fetchall()
+    assert given == 100
