@@ -2,8 +2,9 @@
 runtime (ACP connection, turns, permissions, crashes) without starting a process.
 
 Every definition runs the shipped ``echo`` agent offering that definition's models and efforts,
-except the names in :data:`SPECIAL` (an agent that never answers ``initialize``, a command
-that cannot start).
+except ``silent`` (an agent that never answers ``initialize``), ``late-replay`` (one that replays
+a loaded session after answering, as Gemini CLI does) and the command ``/nonexistent/agent``
+(one that cannot start).
 """
 
 from __future__ import annotations
@@ -21,12 +22,54 @@ from compozy_mcp.echo_agent import EchoAgent
 
 # as the product imports it: without the docstring read (compozy_mcp.acp_sdk)
 with acp_sdk.importing():
-    from acp import run_agent
+    from acp import run_agent, update_agent_message_text, update_user_message_text
+
+#: how long after its answer to ``load_session`` the late-replaying agent starts its replay
+REPLAY_AFTER_SECONDS = 0.05
 
 
 class SilentAgent(EchoAgent):
     async def initialize(self, *args: Any, **kwargs: Any) -> Any:
         await asyncio.Event().wait()
+
+
+class LateReplayAgent(EchoAgent):
+    """Loads a session as Gemini CLI 0.61 does: it answers ``load_session`` first and replays
+    the conversation after (its ``streamHistory`` is not awaited), and a prompt it takes
+    meanwhile waits for the replay to end (as Gemini's waits for its MCP servers). The
+    conversations outlive the agent in ``said`` (kept by the launcher, as Gemini keeps them on
+    disk)."""
+
+    def __init__(self, said: dict[str, list[str]], *args: Any) -> None:
+        super().__init__(*args)
+        self._said = said
+        self._replays: list[asyncio.Task[None]] = []
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: Any = None,
+        additional_directories: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        loaded = await super().load_session(cwd, session_id, mcp_servers, **kwargs)
+        self._replays.append(asyncio.create_task(self._replay(session_id)))
+        return loaded
+
+    async def _replay(self, session_id: str) -> None:
+        await asyncio.sleep(REPLAY_AFTER_SECONDS)
+        for asked in list(self._said.get(session_id, [])):
+            await self.client.session_update(session_id, update_user_message_text(asked))
+            await self.client.session_update(
+                session_id, update_agent_message_text(f"echo: {asked}")
+            )
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> Any:
+        await asyncio.gather(*self._replays)
+        answer = await super().prompt(session_id, prompt, **kwargs)
+        self._said.setdefault(session_id, []).append(prompt[-1].text)
+        return answer
 
 
 class InProcessTransport:
@@ -96,6 +139,8 @@ class InProcessLauncher:
 
     def __init__(self) -> None:
         self.launched: list[InProcessTransport] = []
+        #: what the late-replaying agents were asked, by ACP session
+        self.said: dict[str, list[str]] = {}
 
     async def launch(
         self, agent: AgentDefinition, cwd: str, env: Mapping[str, str], tasks: TaskOwner
@@ -105,6 +150,9 @@ class InProcessLauncher:
         transport: InProcessTransport
         if agent.name == "silent":
             transport = InProcessTransport(SilentAgent(), stderr="silent: waiting forever")
+        elif agent.name == "late-replay":
+            models = (agent.models, agent.reasoning_efforts)
+            transport = InProcessTransport(LateReplayAgent(self.said, *models))
         else:
             # the transport is made after the agent it carries, so crash looks it up late
             crash = lambda: transport.crash()  # noqa: E731, PLW0108

@@ -605,6 +605,30 @@ async def test_shutdown_ends_every_agent_and_unbinds_their_sessions(
     assert again["generation"] == 2
 
 
+async def test_a_conversation_the_agent_replays_after_its_load_answer_stays_out_of_the_next_turn(
+    app: App, call: Caller, launcher: InProcessLauncher
+) -> None:
+    """Gemini CLI answers ``load_session`` before it replays the conversation (the CI run of
+    stop 37 saw "fake reply: firstfake reply: after the restart"): the replay is the session's,
+    never the first turn's after the load."""
+    home = app.settings.home
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "agents.yaml").write_text(
+        "agents:\n  late-replay:\n    command: late-replay\n", encoding="utf-8"
+    )
+    sid = (await call.create(provider="late-replay"))["id"]
+    assert (await _prompt(call, sid, "first"))["summary"]["text"] == "echo: first"
+    await app.shutdown()
+    turn = await _prompt(call, sid, "after the restart")  # a new agent loads the session
+    assert (await call.full(sid))["runtime"]["generation"] == 2
+    assert (turn["status"], turn["summary"]["text"]) == ("completed", "echo: after the restart")
+    events = (
+        await call.structured("compozy__session_events", {"session_id": sid, "result_view": "full"})
+    )["events"]
+    replayed = [e for e in events if e["kind"] == "user_message_chunk"]
+    assert [e.get("turn_id") for e in replayed] == [None]
+
+
 # --- transcripts and fences -----------------------------------------------------------------------
 
 

@@ -8,8 +8,10 @@ commands that run none never pay for it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -43,6 +45,10 @@ with acp_sdk.importing():
 #: the config option categories a selection sets (ACP ``SessionConfigOption.category``)
 MODEL_CATEGORY = "model"
 EFFORT_CATEGORY = "thought_level"
+#: after a load, how long the agent must say nothing before its replay counts as ended, and
+#: the longest wait for that (a replay goes on no longer: what comes after is the next turn's)
+REPLAY_QUIET_SECONDS = 0.2
+REPLAY_BOUND_SECONDS = 2.0
 
 
 class Listener(Protocol):
@@ -61,11 +67,14 @@ class _Client:
 
     def __init__(self, listener: Listener) -> None:
         self._listener = listener
+        #: when the agent last sent a session update (``time.monotonic``)
+        self.last_update = 0.0
 
     def on_connect(self, conn: Any) -> None:
         return None
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.last_update = time.monotonic()
         await self._listener.on_update(update)
 
     async def request_permission(
@@ -122,6 +131,25 @@ def commands_of(update: Any) -> tuple[AvailableCommand, ...]:
     return tuple(found)
 
 
+def replay_wait(
+    loaded_at: float,
+    last_update: float,
+    now: float | None = None,
+    quiet: float = REPLAY_QUIET_SECONDS,
+    bound: float = REPLAY_BOUND_SECONDS,
+) -> float:
+    """Seconds left before the replay of a loaded conversation counts as ended: once the agent
+    has said nothing for ``quiet`` seconds since it answered ``load_session`` (``loaded_at``; 0
+    if it did not load), at most ``bound`` seconds after. ACP has an agent replay the
+    conversation before it answers; Gemini CLI (0.61) answers first and replays after, so
+    without this wait the replay would land in the first turn after the load."""
+    if not loaded_at:
+        return 0.0
+    now = time.monotonic() if now is None else now
+    quiet_until = max(loaded_at, last_update) + quiet
+    return max(0.0, min(quiet_until, loaded_at + bound) - now)
+
+
 @dataclass(slots=True)
 class Handshake:
     acp_session_id: str
@@ -166,7 +194,8 @@ class AgentConnection:
         max_frame_bytes: int,
         on_overflow: Callable[[LimitExceeded], None] | None = None,
     ) -> None:
-        client: Any = _Client(listener)  # the acp Client Protocol, less what is not announced
+        self._client = _Client(listener)
+        client: Any = self._client  # the acp Client Protocol, less what is not announced
         # a bound on each line the agent writes (the SDK's own reader has none)
         self.channel = LineChannel(transport.reader, transport.writer, max_frame_bytes, on_overflow)
         self.conn = ClientSideConnection(client, self.channel)
@@ -175,6 +204,8 @@ class AgentConnection:
         #: the value each offered category is set to, as the agent last said
         self.current: dict[str, str] = {}
         self.session_close = False
+        #: when the agent answered ``load_session`` (``time.monotonic``); 0 if it did not
+        self.loaded_at = 0.0
 
     async def handshake(
         self, ticket: BindTicket, effective: Selection, mcp_servers: list[Any]
@@ -194,6 +225,7 @@ class AgentConnection:
                     cwd=ticket.cwd, session_id=previous, mcp_servers=mcp_servers
                 )
                 self.acp_session_id, loaded = previous, True
+                self.loaded_at = time.monotonic()
             except RequestError:
                 session = None  # the agent no longer has it: start afresh
         if not loaded:
@@ -212,6 +244,12 @@ class AgentConnection:
             options=self.options,
             session_close=self.session_close,
         )
+
+    async def replay_ended(self) -> None:
+        """Returns once the conversation the agent replays after a load has ended (at once if
+        it did not load); see :func:`replay_wait`."""
+        while (left := replay_wait(self.loaded_at, self._client.last_update)) > 0:
+            await asyncio.sleep(left)
 
     async def configure(self, selection: Selection) -> Selection:
         """Set model and effort where the agent offers them as config options; a value the

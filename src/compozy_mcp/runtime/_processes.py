@@ -206,6 +206,9 @@ class AgentProcesses:
             handshake = await asyncio.wait_for(
                 self._handshake(live, ticket, effective), timeout=timeout
             )
+            # a conversation the agent replays after its load answer is not the next turn's
+            # (past the start timeout: the agent has answered; a cancel still ends it, below)
+            await live.connection.replay_ended()
         except BaseException as exc:
             if self.stopping and not isinstance(exc, asyncio.CancelledError):
                 await self._end_process(live)
