@@ -45,15 +45,8 @@ class LateReplayAgent(EchoAgent):
         self._said = said
         self._replays: list[asyncio.Task[None]] = []
 
-    async def load_session(
-        self,
-        cwd: str,
-        session_id: str,
-        mcp_servers: Any = None,
-        additional_directories: Any = None,
-        **kwargs: Any,
-    ) -> Any:
-        loaded = await super().load_session(cwd, session_id, mcp_servers, **kwargs)
+    async def load_session(self, cwd: str, session_id: str, *args: Any, **kwargs: Any) -> Any:
+        loaded = await super().load_session(cwd, session_id, *args, **kwargs)
         self._replays.append(asyncio.create_task(self._replay(session_id)))
         return loaded
 
