@@ -5,11 +5,15 @@
 - ``proxy``: our proxy on a realistic world (:mod:`benchmarks.records`) with the same trivial
   tool registered as a native tool (``bench__echo``), next to ``compozy__session_status``;
 - ``mcpserver``: the SDK's high-level ``MCPServer`` with ``echo`` as a ``@tool`` returning
-  ``dict[str, Any]`` (so it advertises an output schema and the client validates results).
+  ``dict[str, Any]`` (so it advertises an output schema and the client validates results);
+- ``sdk-compact``, ``sdk-full``: ``sdk`` whose ``echo`` answers the compact (full)
+  ``session_status`` record the proxy answers, as a constant: what the SDK alone spends to carry
+  that record, the floor of the proxy's status rows.
 
 FastMCP lives in its own virtualenv; see :mod:`benchmarks.fastmcp_bench`.
 
-    python -m benchmarks.servers {sdk,proxy,mcpserver} --transport {stdio,http} [--world DIR]
+    python -m benchmarks.servers {sdk,proxy,mcpserver,sdk-compact,sdk-full} \
+        --transport {stdio,http} [--world DIR]
 
 Over HTTP the server binds a free loopback port (:func:`compozy_mcp.net.bind_tcp`), prints
 ``PORT <n>`` and serves JSON responses.
@@ -57,9 +61,19 @@ ECHO_INPUT_SCHEMA: dict[str, Any] = {
     "required": ["text"],
     "additionalProperties": False,
 }
-KINDS = ("sdk", "proxy", "mcpserver")
+#: the SDK's bare Server answering a status record of the world as a constant, by view
+RECORD_KINDS = {"sdk-compact": "compact", "sdk-full": "full"}
+KINDS = ("sdk", "proxy", "mcpserver", *RECORD_KINDS)
 WORLD_DB = "world.db"
 WORLD_NOW = "now.txt"
+#: the status record (structured content) the proxy answers for the world's chosen session
+WORLD_RECORD = "record-{view}.json"
+
+
+def world_record(world: Path, view: str) -> dict[str, Any]:
+    """The ``view`` record of the world's chosen session, as ``call_overhead`` wrote it."""
+    record: dict[str, Any] = orjson.loads((world / WORLD_RECORD.format(view=view)).read_bytes())
+    return record
 
 
 def echo_data(text: str) -> dict[str, Any]:
@@ -165,9 +179,16 @@ async def sdk_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
+def _world(kind: str, world: Path | None) -> Path:
+    if world is None:
+        raise SystemExit(f"{kind} needs --world")
+    return world
+
+
 def serve(kind: str, transport: str, world: Path | None) -> None:
-    if kind == "sdk":  # the SDK's own transports: the baseline
-        low = sdk_server()
+    if kind == "sdk" or kind in RECORD_KINDS:  # the SDK's own transports: the baseline
+        view = RECORD_KINDS.get(kind)
+        low = sdk_server(world_record(_world(kind, world), view) if view else None)
         if transport == "stdio":
             anyio.run(sdk_stdio, low)
         else:
@@ -179,9 +200,7 @@ def serve(kind: str, transport: str, world: Path | None) -> None:
         else:
             anyio.run(serve_http, high.streamable_http_app(json_response=True))
     else:
-        if world is None:
-            raise SystemExit("the proxy needs --world")
-        with proxy_on_world(world) as proxy:
+        with proxy_on_world(_world(kind, world)) as proxy:
             freeze_start_up()  # as `compozy proxy` does before it serves
             if transport == "stdio":
                 anyio.run(transports.serve_stdio, proxy.server)

@@ -12,7 +12,7 @@ from tests.benchmarks.bench_run import run_json
 
 pytestmark = pytest.mark.bench
 
-ROWS = ["a", "b", "c", "d", "e"]
+ROWS = ["a", "b", "c", "d", "e", "g", "h"]
 
 
 @pytest.fixture(scope="module")
@@ -43,10 +43,16 @@ def test_protocols_are_the_ones_each_transport_negotiates(result: dict[str, Any]
     assert protocols["inproc-legacy"] == {"2025-11-25"}
 
 
-def test_targets_are_reported_without_fastmcp(result: dict[str, Any]) -> None:
+def test_issue_29_targets_are_reported_with_the_floors_of_the_status_rows(
+    result: dict[str, Any],
+) -> None:
     assert result["fastmcp"] is None
-    assert set(result["targets"]) == {"inproc_b_over_a"}
-    assert isinstance(result["targets"]["inproc_b_over_a"]["met"], bool)
+    wanted = {f"{t}_{row}_over_a" for t in ("inproc", "stdio", "http") for row in "bcd"}
+    assert set(result["targets"]) == wanted
+    for name, target in result["targets"].items():
+        assert isinstance(target["met"], bool)
+        # a status row is shown beside its floor: the SDK alone carrying the same record
+        assert ("floor" in target) == (name.split("_")[-3] in "cd"), name
     status = result["session"]["status_bytes"]
     assert 0 < status["compact"] < status["full"]
 
