@@ -15,6 +15,7 @@ from tests.runtime.inprocess import InProcessLauncher
 
 from compozy_mcp.assembly import App
 from compozy_mcp.errors import ModelNotFound, ToolConflict
+from compozy_mcp.runtime import _connection as connection
 from compozy_mcp.runtime import _processes as processes
 from compozy_mcp.runtime._processes import import_connection
 
@@ -606,11 +607,14 @@ async def test_shutdown_ends_every_agent_and_unbinds_their_sessions(
 
 
 async def test_a_conversation_the_agent_replays_after_its_load_answer_stays_out_of_the_next_turn(
-    app: App, call: Caller, launcher: InProcessLauncher
+    app: App, call: Caller, launcher: InProcessLauncher, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Gemini CLI answers ``load_session`` before it replays the conversation (the CI run of
     stop 37 saw "fake reply: firstfake reply: after the restart"): the replay is the session's,
-    never the first turn's after the load."""
+    never the first turn's after the load. The agent replays 50 ms after its answer; the quiet
+    wait is made longer than the product's 0.2 s so that a pause of this busy test process
+    (a collection, a starved core) cannot outlast it."""
+    monkeypatch.setattr(connection, "REPLAY_QUIET_SECONDS", 0.5)
     home = app.settings.home
     home.mkdir(parents=True, exist_ok=True)
     (home / "agents.yaml").write_text(

@@ -248,7 +248,8 @@ class AgentConnection:
     async def replay_ended(self) -> None:
         """Returns once the conversation the agent replays after a load has ended (at once if
         it did not load); see :func:`replay_wait`."""
-        while (left := replay_wait(self.loaded_at, self._client.last_update)) > 0:
+        quiet, bound = REPLAY_QUIET_SECONDS, REPLAY_BOUND_SECONDS  # read now: a test sets them
+        while left := replay_wait(self.loaded_at, self._client.last_update, None, quiet, bound):
             await asyncio.sleep(left)
 
     async def configure(self, selection: Selection) -> Selection:
