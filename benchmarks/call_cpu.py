@@ -32,7 +32,7 @@ from mcp.client import Client
 from benchmarks.call_overhead import STATUS, prepared
 from benchmarks.common import emit_json, machine, machine_line, median, table
 from benchmarks.records import DEFAULT_SEED
-from benchmarks.servers import ECHO_ARGS, ECHO_TOOL, sdk_server
+from benchmarks.servers import ECHO_ARGS, ECHO_TOOL, record_tool, sdk_server
 from compozy_mcp.calls import OPERATOR, CallInfo
 
 Call = Callable[[], Awaitable[Any]]
@@ -57,6 +57,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                 "compact": (await dispatcher.call(STATUS, compact)).structured,
                 "full": (await dispatcher.call(STATUS, full)).structured,
             }
+            compact_tool, full_tool = record_tool("compact"), record_tool("full")
             async with AsyncExitStack() as stack:
 
                 async def client(server: Any) -> Client:
@@ -64,8 +65,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                     return opened
 
                 sdk, proxy = await client(sdk_server()), await client(setup.proxy.server)
-                floor_c = await client(sdk_server(records["compact"]))
-                floor_d = await client(sdk_server(records["full"]))
+                floor = await client(sdk_server(records))
                 rows: dict[str, Call] = {
                     "sessions.status": lambda: sessions.status(info, setup.session_id),
                     "dispatch, echo": lambda: dispatcher.call(ECHO_TOOL.id, ECHO_ARGS),
@@ -75,8 +75,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                     "mcp (b) proxy echo": lambda: proxy.call_tool(ECHO_TOOL.id, ECHO_ARGS),
                     "mcp (c) status compact": lambda: proxy.call_tool(STATUS, compact),
                     "mcp (d) status full": lambda: proxy.call_tool(STATUS, full),
-                    "sdk constant, compact record": lambda: floor_c.call_tool("echo", ECHO_ARGS),
-                    "sdk constant, full record": lambda: floor_d.call_tool("echo", ECHO_ARGS),
+                    "sdk constant, compact record": lambda: floor.call_tool(compact_tool, {}),
+                    "sdk constant, full record": lambda: floor.call_tool(full_tool, {}),
                 }
                 for call in rows.values():  # warm-up: caches, compiled validators
                     await cpu_per_call(call, min(args.calls, 200))

@@ -61,14 +61,14 @@ from benchmarks.records import DEFAULT_SEED, Size, build_world, open_world_app
 from benchmarks.servers import (
     ECHO_ARGS,
     ECHO_TOOL,
-    RECORD_KINDS,
     WORLD_DB,
     WORLD_NOW,
-    WORLD_RECORD,
+    WORLD_RECORDS,
     mcpserver,
     proxy_on_world,
+    record_tool,
     sdk_server,
-    world_record,
+    world_records,
 )
 from compozy_mcp import jsonutil
 from compozy_mcp.proxy.server import ProxyServer
@@ -335,10 +335,10 @@ CALLS: dict[str, tuple[str, str, Callable[[Any], None]]] = {
     "d": (STATUS, "full", STATUS_OK),
     "e": ("echo", "echo", ECHO_OK),
     "f": ("echo", "echo", ECHO_OK),
-    "g": ("echo", "echo", STATUS_OK),
-    "h": ("echo", "echo", STATUS_OK),
+    "g": (record_tool("compact"), "none", STATUS_OK),
+    "h": (record_tool("full"), "none", STATUS_OK),
 }
-#: which server each row calls (b, c and d share one proxy)
+#: which server each row calls (b, c and d share one proxy; a, g and h the SDK's)
 KIND = {
     "a": "sdk",
     "b": "proxy",
@@ -346,8 +346,8 @@ KIND = {
     "d": "proxy",
     "e": "mcpserver",
     "f": "fastmcp",
-    "g": "sdk-compact",
-    "h": "sdk-full",
+    "g": "sdk",
+    "h": "sdk",
 }
 
 
@@ -363,9 +363,11 @@ async def targets_for(
     """What each row's client connects to on ``transport``; ``shared``: over stdio, the rows
     of one server kind get the same transport (see :func:`measure_transport`)."""
     if transport.startswith("inproc"):
-        servers = {"sdk": sdk_server(), "mcpserver": mcpserver(), "proxy": setup.proxy.server}
-        for kind, view in RECORD_KINDS.items():
-            servers[kind] = sdk_server(world_record(setup.world, view))
+        servers = {
+            "sdk": sdk_server(world_records(setup.world)),
+            "mcpserver": mcpserver(),
+            "proxy": setup.proxy.server,
+        }
         return {key: servers[KIND[key]] for key in rows if key != "f"}
     if transport == "stdio":
         if shared:
@@ -391,6 +393,7 @@ async def measure_transport(
         "echo": ECHO_ARGS,
         "compact": {"session_id": setup.session_id},
         "full": {"session_id": setup.session_id, "result_view": "full"},
+        "none": {},
     }
     mode = "legacy" if transport == "inproc-legacy" else "auto"
     shared = quick and transport == "stdio"
@@ -461,8 +464,8 @@ async def prepared(directory: Path, seed: int, quick: bool) -> AsyncIterator[Set
         compact = await app.dispatcher.call(STATUS, {"session_id": chosen})
         full = await app.dispatcher.call(STATUS, {"session_id": chosen, "result_view": "full"})
         status_bytes = {"compact": len(compact.structured_json), "full": len(full.structured_json)}
-        for view, record in (("compact", compact), ("full", full)):  # rows g and h answer them
-            (world / WORLD_RECORD.format(view=view)).write_bytes(record.structured_json)
+        records = {"compact": compact.structured, "full": full.structured}  # rows g and h
+        (world / WORLD_RECORDS).write_bytes(jsonutil.dumps(records))
     with proxy_on_world(world) as proxy:
         yield Setup(world, chosen, status_bytes, proxy)
 

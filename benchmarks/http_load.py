@@ -151,6 +151,7 @@ async def measure_rows(
         "echo": {"text": "hello, compozy"},
         "compact": {"session_id": setup.session_id},
         "full": {"session_id": setup.session_id, "result_view": "full"},
+        "none": {},
     }
     procs: list[Process] = []
     results = {key: LoadRow(key) for key in rows}

@@ -5,15 +5,16 @@
 - ``proxy``: our proxy on a realistic world (:mod:`benchmarks.records`) with the same trivial
   tool registered as a native tool (``bench__echo``), next to ``compozy__session_status``;
 - ``mcpserver``: the SDK's high-level ``MCPServer`` with ``echo`` as a ``@tool`` returning
-  ``dict[str, Any]`` (so it advertises an output schema and the client validates results);
-- ``sdk-compact``, ``sdk-full``: ``sdk`` whose ``echo`` answers the compact (full)
-  ``session_status`` record the proxy answers, as a constant: what the SDK alone spends to carry
-  that record, the floor of the proxy's status rows.
+  ``dict[str, Any]`` (so it advertises an output schema and the client validates results).
+
+Given the world, ``sdk`` also has ``record_compact`` and ``record_full``: they answer the
+compact (full) ``session_status`` record the proxy answers, as a constant, so what the SDK alone
+spends to carry that record (the floor of the proxy's status rows) is measured on the same
+server as its echo.
 
 FastMCP lives in its own virtualenv; see :mod:`benchmarks.fastmcp_bench`.
 
-    python -m benchmarks.servers {sdk,proxy,mcpserver,sdk-compact,sdk-full} \
-        --transport {stdio,http} [--world DIR]
+    python -m benchmarks.servers {sdk,proxy,mcpserver} --transport {stdio,http} [--world DIR]
 
 Over HTTP the server binds a free loopback port (:func:`compozy_mcp.net.bind_tcp`), prints
 ``PORT <n>`` and serves JSON responses.
@@ -61,19 +62,23 @@ ECHO_INPUT_SCHEMA: dict[str, Any] = {
     "required": ["text"],
     "additionalProperties": False,
 }
-#: the SDK's bare Server answering a status record of the world as a constant, by view
-RECORD_KINDS = {"sdk-compact": "compact", "sdk-full": "full"}
-KINDS = ("sdk", "proxy", "mcpserver", *RECORD_KINDS)
+NO_INPUT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+KINDS = ("sdk", "proxy", "mcpserver")
 WORLD_DB = "world.db"
 WORLD_NOW = "now.txt"
-#: the status record (structured content) the proxy answers for the world's chosen session
-WORLD_RECORD = "record-{view}.json"
+#: the status records (structured content) the proxy answers for the world's chosen session
+WORLD_RECORDS = "records.json"
 
 
-def world_record(world: Path, view: str) -> dict[str, Any]:
-    """The ``view`` record of the world's chosen session, as ``call_overhead`` wrote it."""
-    record: dict[str, Any] = orjson.loads((world / WORLD_RECORD.format(view=view)).read_bytes())
-    return record
+def record_tool(view: str) -> str:
+    """The SDK server's tool answering the ``view`` record as a constant."""
+    return f"record_{view}"
+
+
+def world_records(world: Path) -> dict[str, dict[str, Any]]:
+    """The records of the world's chosen session by view, as ``call_overhead`` wrote them."""
+    records: dict[str, dict[str, Any]] = orjson.loads((world / WORLD_RECORDS).read_bytes())
+    return records
 
 
 def echo_data(text: str) -> dict[str, Any]:
@@ -83,24 +88,30 @@ def echo_data(text: str) -> dict[str, Any]:
 # --- (a) the SDK's low-level Server -----------------------------------------------------------
 
 
-def sdk_server(constant: dict[str, Any] | None = None) -> Server[Any]:
-    """Row (a); with ``constant``, its ``echo`` answers that record instead (what the SDK alone
-    spends carrying a record: :mod:`benchmarks.call_cpu`)."""
-    tool = Tool(name="echo", description="Echo the text back.", input_schema=ECHO_INPUT_SCHEMA)
-    text = orjson.dumps(constant).decode() if constant is not None else ""
+def sdk_server(records: dict[str, dict[str, Any]] | None = None) -> Server[Any]:
+    """Row (a); with ``records`` (by view), also a tool per view answering that record as a
+    constant (:func:`record_tool`): what the SDK alone spends carrying it."""
+    tools = [Tool(name="echo", description="Echo the text back.", input_schema=ECHO_INPUT_SCHEMA)]
+    constants: dict[str, tuple[str, dict[str, Any]]] = {}  # a record and its JSON text, by tool
+    for view, record in (records or {}).items():
+        name = record_tool(view)
+        tools.append(Tool(name=name, description=f"The {view} record.", input_schema=NO_INPUT))
+        constants[name] = (orjson.dumps(record).decode(), record)
+    schemas = {tool.name: tool.input_schema for tool in tools}
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        return ListToolsResult(tools=[tool])
+        return ListToolsResult(tools=tools)
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: CallToolRequestParams
     ) -> CallToolResult:
         if params.name != "echo":
-            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-        if constant is not None:
-            return CallToolResult(content=[TextContent(text=text)], structured_content=constant)
+            if params.name not in constants:
+                raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+            text, record = constants[params.name]
+            return CallToolResult(content=[TextContent(text=text)], structured_content=record)
         data = echo_data(str((params.arguments or {}).get("text", "")))
         return CallToolResult(
             content=[TextContent(text=orjson.dumps(data).decode())], structured_content=data
@@ -111,7 +122,7 @@ def sdk_server(constant: dict[str, Any] | None = None) -> Server[Any]:
         version="0",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
-        get_tool_input_schema={"echo": ECHO_INPUT_SCHEMA}.get,
+        get_tool_input_schema=schemas.get,
     )
 
 
@@ -179,16 +190,9 @@ async def sdk_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def _world(kind: str, world: Path | None) -> Path:
-    if world is None:
-        raise SystemExit(f"{kind} needs --world")
-    return world
-
-
 def serve(kind: str, transport: str, world: Path | None) -> None:
-    if kind == "sdk" or kind in RECORD_KINDS:  # the SDK's own transports: the baseline
-        view = RECORD_KINDS.get(kind)
-        low = sdk_server(world_record(_world(kind, world), view) if view else None)
+    if kind == "sdk":  # the SDK's own transports: the baseline
+        low = sdk_server(world_records(world) if world is not None else None)
         if transport == "stdio":
             anyio.run(sdk_stdio, low)
         else:
@@ -200,7 +204,9 @@ def serve(kind: str, transport: str, world: Path | None) -> None:
         else:
             anyio.run(serve_http, high.streamable_http_app(json_response=True))
     else:
-        with proxy_on_world(_world(kind, world)) as proxy:
+        if world is None:
+            raise SystemExit("the proxy needs --world")
+        with proxy_on_world(world) as proxy:
             freeze_start_up()  # as `compozy proxy` does before it serves
             if transport == "stdio":
                 anyio.run(transports.serve_stdio, proxy.server)
