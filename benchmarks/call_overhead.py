@@ -8,8 +8,8 @@ Rows, side by side in one run:
 (d) the same, full;
 (e) the SDK's high-level ``MCPServer``, ``echo`` as a ``@tool``;
 (f) FastMCP (PyPI ``fastmcp``, in its own virtualenv under ``.bench/``), ``echo`` as a tool;
-(g) the SDK's bare ``Server`` answering the compact record of (c) as a constant: what the SDK
-    alone spends to carry that record, the floor of (c);
+(g) the SDK's bare ``Server`` of (a) answering the compact record of (c) as a constant (its
+    ``record_compact`` tool): what the SDK alone spends to carry that record, the floor of (c);
 (h) the same with the full record of (d), the floor of (d).
 
 Transports: ``inproc`` (``mcp.client.Client`` given the server object: 2026-07-28 direct
@@ -385,8 +385,9 @@ async def targets_for(
 async def measure_transport(
     transport: str, setup: Setup, plan: Plan, rows: list[str], log: TextIO, *, quick: bool = False
 ) -> list[Row]:
-    """``quick``: over stdio, the proxy's rows (b, c, d) share one client session, so one
-    server process instead of three (each opens the world: about a second of CPU a start);
+    """``quick``: over stdio, the rows of one server (the proxy's b, c, d; the SDK's a, g, h)
+    share one client session, so one server process instead of three (a proxy opens the world:
+    about a second of CPU a start);
     their sets run one at a time either way. The full run keeps a process per row."""
     runners = [Runner(Row(key, transport)) for key in rows]
     inputs = {
@@ -619,7 +620,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="a few calls per set, two sets; over stdio one proxy process for rows b-d",
+        help="a few calls per set, two sets; over stdio one process for rows b-d, one for a, g, h",
     )
     parser.add_argument(
         "--no-fastmcp", dest="fastmcp", action="store_false", help="leave FastMCP out"

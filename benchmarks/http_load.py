@@ -7,7 +7,7 @@ Rows, each against its own server process (:mod:`benchmarks.servers`, JSON respo
 (c) our ``compozy__session_status``, compact, on the realistic world of ``call_overhead``;
 (d) the same, full;
 (g) the SDK's bare ``Server`` answering the compact record of (c) as a constant: what the SDK
-    alone carries that record at, the floor of (c);
+    alone spends to carry that record, the floor of (c);
 (h) the same with the full record of (d), the floor of (d).
 
 One client process (this one) holds ``--clients`` SDK client sessions per row, each calling in a
@@ -144,9 +144,9 @@ async def measure_rows(
     *,
     shared: bool = False,
 ) -> list[LoadRow]:
-    """``shared`` (``--quick``): the rows of one server kind (the proxy's b, c and d) load one
-    server process instead of one each; the rows still run one at a time, and each row's
-    server CPU is what that process spent during the row's own sets."""
+    """``shared`` (``--quick``): the rows of one server kind (the proxy's b, c and d; the SDK's
+    a, g and h) load one server process instead of one each; the rows still run one at a time,
+    and each row's server CPU is what that process spent during the row's own sets."""
     inputs = {
         "echo": {"text": "hello, compozy"},
         "compact": {"session_id": setup.session_id},
@@ -326,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="3 clients, one set of 0.2 s, one proxy process for rows b-d",
+        help="3 clients, one set of 0.2 s, one process for rows b-d, one for a, g, h",
     )
     args = parser.parse_args(argv)
     if args.quick:
