@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from compozy_mcp.runtime._connection import REPLAY_BOUND_SECONDS, REPLAY_QUIET_SECONDS, replay_wait
+from compozy_mcp.runtime._connection import REPLAY_BOUND_SECONDS, REPLAY_QUIET_SECONDS
+from compozy_mcp.runtime._connection import replay_wait as product_replay_wait
 
 LOADED = 100.0  # when the agent answered load_session, on the monotonic clock
+
+
+def replay_wait(loaded_at: float, last_update: float, *, now: float) -> float:
+    """The seconds left, with the product's quiet time and bound."""
+    return product_replay_wait(
+        loaded_at, last_update, now, REPLAY_QUIET_SECONDS, REPLAY_BOUND_SECONDS
+    )
 
 
 def test_an_agent_that_did_not_load_is_not_waited_for() -> None:

@@ -132,11 +132,7 @@ def commands_of(update: Any) -> tuple[AvailableCommand, ...]:
 
 
 def replay_wait(
-    loaded_at: float,
-    last_update: float,
-    now: float | None = None,
-    quiet: float = REPLAY_QUIET_SECONDS,
-    bound: float = REPLAY_BOUND_SECONDS,
+    loaded_at: float, last_update: float, now: float, quiet: float, bound: float
 ) -> float:
     """Seconds left before the replay of a loaded conversation counts as ended: once the agent
     has said nothing for ``quiet`` seconds since it answered ``load_session`` (``loaded_at``; 0
@@ -145,7 +141,6 @@ def replay_wait(
     without this wait the replay would land in the first turn after the load."""
     if not loaded_at:
         return 0.0
-    now = time.monotonic() if now is None else now
     quiet_until = max(loaded_at, last_update) + quiet
     return max(0.0, min(quiet_until, loaded_at + bound) - now)
 
@@ -249,7 +244,9 @@ class AgentConnection:
         """Returns once the conversation the agent replays after a load has ended (at once if
         it did not load); see :func:`replay_wait`."""
         quiet, bound = REPLAY_QUIET_SECONDS, REPLAY_BOUND_SECONDS  # read now: a test sets them
-        while left := replay_wait(self.loaded_at, self._client.last_update, None, quiet, bound):
+        while left := replay_wait(
+            self.loaded_at, self._client.last_update, time.monotonic(), quiet, bound
+        ):
             await asyncio.sleep(left)
 
     async def configure(self, selection: Selection) -> Selection:

@@ -82,8 +82,9 @@ class _BoolAsInteger(Dumper):
 
 
 @lru_cache(maxsize=2048)
-def _placeholders(sql: str) -> str:
-    """The store's SQL (``?`` placeholders) in psycopg's (``%s``; a literal ``%`` doubled)."""
+def _psycopg_sql(sql: str) -> str:
+    """The store's SQL (``?`` parameter markers, DB-API ``qmark``) in psycopg's ``format`` style
+    (``%s`` markers; a literal ``%`` doubled)."""
     return sql.replace("%", "%%").replace("?", "%s")
 
 
@@ -97,14 +98,14 @@ class _Connection:
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> SQLCursor:
         try:
-            return self._conn.execute(_placeholders(sql), parameters)
+            return self._conn.execute(_psycopg_sql(sql), parameters)
         except psycopg.errors.IntegrityError as exc:
             raise ConstraintViolation(str(exc)) from exc
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> SQLCursor:
         cursor = self._conn.cursor()
         try:
-            cursor.executemany(_placeholders(sql), list(parameters))
+            cursor.executemany(_psycopg_sql(sql), list(parameters))
         except psycopg.errors.IntegrityError as exc:
             raise ConstraintViolation(str(exc)) from exc
         return cursor

@@ -2,7 +2,7 @@
 places where SQLite and PostgreSQL spell a thing differently (:class:`Dialect`).
 
 The SQL of the store is written once, portable where both engines agree (``ON CONFLICT``,
-``RETURNING``, ``CASE``, recursive CTEs) with ``?`` placeholders; what differs is asked of the
+``RETURNING``, ``CASE``, recursive CTEs) with ``?`` parameter markers; what differs is asked of the
 dialect (a JSON field as text, a byte length, a lock skipped by a claimer). The schema's
 migrations are rendered per engine by :func:`render_schema`.
 """
@@ -28,7 +28,8 @@ class SQLCursor(Protocol):
 
 class SQLConnection(Protocol):
     """A connection inside one transaction: SQLite's own, or PostgreSQL's behind an adapter
-    that turns ``?`` into its placeholders. Rows are read by column name (``row["id"]``)."""
+    that turns ``?`` into its own parameter markers. Rows are read by column name
+    (``row["id"]``)."""
 
     def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> SQLCursor: ...
 
