@@ -3,9 +3,12 @@ what a normal exit does that can be seen still happens."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -131,3 +134,73 @@ def test_freeze_start_up_takes_what_exists_out_of_the_collectors_reach() -> None
         """
     )
     assert (done.returncode, done.stdout) == (0, "0 True\n")
+
+
+# --- a program a command waits for ------------------------------------------------------------
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_ctrl_c_while_the_program_starts_kills_it_with_this_process() -> None:
+    """The CI failure of ``compozy agent install``: SIGINT came while ``Popen`` still waited to
+    learn that npm had started, and ``subprocess.run``, never given the process, left npm
+    running. Here the SIGINT comes from inside ``Popen``, after the program started."""
+    done = _run(
+        """
+        import os, signal, subprocess
+        from compozy_mcp.interpreter import end_on_interrupt, run_program
+
+        class InterruptedWhileStarting(subprocess.Popen):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                print(self.pid, flush=True)
+                os.kill(os.getpid(), signal.SIGINT)
+
+        subprocess.Popen = InterruptedWhileStarting
+        end_on_interrupt()  # as the console script does
+        try:
+            run_program(["sleep", "60"])
+        except KeyboardInterrupt:
+            print("interrupted")
+        """
+    )
+    pid = int(done.stdout.split()[0])
+    try:
+        assert (done.returncode, done.stdout.split()[1:]) == (0, ["interrupted"]), done.stderr
+        assert not _pid_alive(pid)
+    finally:
+        if _pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_ctrl_c_while_the_program_runs_kills_it_and_a_normal_end_gives_its_output() -> None:
+    done = _run(
+        """
+        import os, signal, subprocess, threading
+        from compozy_mcp.interpreter import end_on_interrupt, run_program
+        end_on_interrupt()
+        said = run_program(["echo", "hello"], stdout=subprocess.PIPE, text=True)
+        print(said.returncode, said.stdout.strip(), flush=True)
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+        try:
+            run_program(["sh", "-c", "echo $$; exec sleep 60"])
+        except KeyboardInterrupt:
+            print("interrupted")
+        """
+    )
+    lines = done.stdout.splitlines()
+    pid = int(lines[1])
+    try:
+        said = (done.returncode, lines[0], lines[2:])
+        assert said == (0, "0 hello", ["interrupted"]), done.stderr
+        assert not _pid_alive(pid)
+    finally:
+        if _pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)

@@ -24,8 +24,9 @@ process at once with status 130, printing nothing. Start-up holds nothing to cle
 raised while it builds an SDK's schema into a ``SchemaError`` (a traceback, exit status 1), and
 importlib prints one raised in its module-lock callback as ignored and goes on (the proxy then
 served on, Ctrl-C lost). A command that must clean up when interrupted (serving, running an
-agent or another program) calls :func:`raise_on_interrupt` first: its event loop then stops it
-cleanly on Ctrl-C, and ``subprocess.run`` kills the program it waits for.
+agent) calls :func:`raise_on_interrupt` first: its event loop then stops it cleanly on Ctrl-C.
+A command that waits for another program runs it with :func:`run_program`, which kills the
+program with this process on Ctrl-C, even one that comes while the program starts.
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    import subprocess
 
 
 @contextmanager
@@ -103,6 +107,43 @@ def raise_on_interrupt() -> None:
         and signal.getsignal(signal.SIGINT) is _end_at_once
     ):
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def run_program(
+    command: list[str], *, timeout: float | None = None, **popen: Any
+) -> subprocess.CompletedProcess[Any]:
+    """``subprocess.run(command, timeout=timeout, **popen)``, where Ctrl-C (SIGINT) kills the
+    program and raises ``KeyboardInterrupt`` at any moment, even while the program starts.
+
+    ``subprocess.run`` kills its program on ``KeyboardInterrupt`` only once ``Popen`` has
+    returned; one raised while ``Popen`` waits to learn that the program started (the program
+    may already run, on a busy machine for long) leaves the program running on without us. So
+    SIGINT is only noted while the program starts, and acted on once it has.
+    """
+    import subprocess
+
+    raise_on_interrupt()
+    interrupted: list[int] = []
+    held = (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )
+    if held:
+        signal.signal(signal.SIGINT, lambda signum, frame: interrupted.append(signum))
+    try:
+        program = subprocess.Popen(command, **popen)
+    finally:
+        if held:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    with program:  # its exit closes the pipes and waits for the program
+        try:
+            if interrupted:
+                raise KeyboardInterrupt
+            out, err = program.communicate(timeout=timeout)
+        except BaseException:
+            program.kill()
+            raise
+    return subprocess.CompletedProcess(command, program.returncode, out, err)
 
 
 def _end_at_once(signum: int, frame: FrameType | None) -> None:

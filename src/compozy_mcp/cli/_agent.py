@@ -42,11 +42,10 @@ def list_agents(args: argparse.Namespace, context: Context) -> int:
 def install(args: argparse.Namespace, context: Context) -> int:
     """npm install the agent's package into ``$COMPOZY_HOME/agents`` (npm's own output shown)."""
     import shutil
-    import subprocess
 
     from compozy_mcp.agents.definitions import load_catalog
     from compozy_mcp.errors import InvalidRequest
-    from compozy_mcp.interpreter import raise_on_interrupt
+    from compozy_mcp.interpreter import run_program
     from compozy_mcp.reasons import Reason
 
     home = context.settings().home
@@ -72,8 +71,7 @@ def install(args: argparse.Namespace, context: Context) -> int:
     target.mkdir(parents=True, exist_ok=True)
     command = [npm, "install", "--prefix", str(target), "--no-audit", "--no-fund", agent.package]
     print(f"installing {agent.package} into {target}", flush=True)
-    raise_on_interrupt()  # Ctrl-C stops npm with this process
-    done = subprocess.run(command, env=dict(context.env), check=False)
+    done = run_program(command, env=dict(context.env))  # Ctrl-C stops npm with this process
     if done.returncode != 0:
         raise InvalidRequest(
             f"npm install {agent.package} failed (exit {done.returncode})",

@@ -246,19 +246,18 @@ def _run_client_cli(
 def _client_run(
     command: list[str], cwd: Path | None, env: Mapping[str, str]
 ) -> subprocess.CompletedProcess[str]:
-    from compozy_mcp.interpreter import raise_on_interrupt
+    from compozy_mcp.interpreter import run_program
 
-    raise_on_interrupt()  # Ctrl-C stops the client's CLI with this process
-    try:
-        return subprocess.run(
+    try:  # Ctrl-C stops the client's CLI with this process
+        return run_program(
             command,
             cwd=cwd,
             env=dict(env),
             stdin=subprocess.DEVNULL,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
             timeout=CLIENT_CLI_TIMEOUT,
-            check=False,
         )
     except subprocess.TimeoutExpired:
         raise ConfigError(
