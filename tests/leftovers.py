@@ -41,6 +41,16 @@ def _started_at(pid: str) -> float | None:
     return _boot_time() + int(fields[19]) / _TICKS
 
 
+def running(pid: int) -> bool:
+    """Whether process ``pid`` runs: it exists and has not ended (a zombie, ended but not yet
+    reaped by its parent, has left nothing running)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
 def running_agents(since: float) -> list[str]:
     """``pid: command`` of every agent started after ``since`` (epoch seconds)."""
     found = []

@@ -8,9 +8,9 @@ import signal
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+from tests.leftovers import running
 
 pytestmark = pytest.mark.process
 
@@ -139,15 +139,6 @@ def test_freeze_start_up_takes_what_exists_out_of_the_collectors_reach() -> None
 # --- a program a command waits for ------------------------------------------------------------
 
 
-def _pid_alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, ended but not yet reaped, does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 def test_ctrl_c_while_the_program_starts_kills_it_with_this_process() -> None:
     """The CI failure of ``compozy agent install``: SIGINT came while ``Popen`` still waited to
     learn that npm had started, and ``subprocess.run``, never given the process, left npm
@@ -174,9 +165,9 @@ def test_ctrl_c_while_the_program_starts_kills_it_with_this_process() -> None:
     pid = int(done.stdout.split()[0])
     try:
         assert (done.returncode, done.stdout.split()[1:]) == (0, ["interrupted"]), done.stderr
-        assert not _pid_alive(pid)
+        assert not running(pid)
     finally:
-        if _pid_alive(pid):
+        if running(pid):
             os.kill(pid, signal.SIGKILL)
 
 
@@ -200,7 +191,7 @@ def test_ctrl_c_while_the_program_runs_kills_it_and_a_normal_end_gives_its_outpu
     try:
         said = (done.returncode, lines[0], lines[2:])
         assert said == (0, "0 hello", ["interrupted"]), done.stderr
-        assert not _pid_alive(pid)
+        assert not running(pid)
     finally:
-        if _pid_alive(pid):
+        if running(pid):
             os.kill(pid, signal.SIGKILL)

@@ -25,6 +25,7 @@ import pytest
 from tests.api.support import COMPOZY, Daemon, Home, running_daemon
 from tests.fakes.agents import AGENTS, BIN, RealAgent, not_installed
 from tests.fakes.server import FakeModel
+from tests.leftovers import running
 
 pytestmark = pytest.mark.agents
 
@@ -124,15 +125,7 @@ def _descendants(pid: int) -> set[int]:
 
 
 def _alive(pids: set[int]) -> set[int]:
-    alive = set()
-    for pid in pids:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z":
-            alive.add(pid)
-    return alive
+    return {pid for pid in pids if running(pid)}
 
 
 def _wait_gone(pids: set[int], seconds: float = 15.0) -> set[int]:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from tests.clirun import run_cli
+from tests.leftovers import running
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -249,17 +250,9 @@ def test_ctrl_c_during_agent_install_stops_npm_with_it(tmp_path: Path) -> None:
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=20) == 130, said.read_text()
         assert "Traceback" not in said.read_text()
-        while Path(f"/proc/{npm_pid}").exists() and "Z" not in _state(npm_pid):
+        while running(npm_pid):
             assert time.monotonic() < deadline + 20, "npm runs on without compozy"
             time.sleep(0.01)
     finally:
         if Path(f"/proc/{npm_pid}").exists():
             os.kill(npm_pid, signal.SIGKILL)
-
-
-def _state(pid: int) -> str:
-    """A process's state letter (``Z``: ended, not yet reaped), empty once it is gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return ""

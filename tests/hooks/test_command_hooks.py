@@ -7,7 +7,6 @@ says why."""
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 from tests.conftest import Caller
 from tests.hooks.support import runs
+from tests.leftovers import running
 
 from compozy_mcp.assembly import App
 from compozy_mcp.errors import HookDenied, HookFailed
@@ -38,20 +38,10 @@ async def _timed_create(call: Caller) -> float:
     return time.monotonic() - started
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie still answers signal 0; it has left nothing running
-    status = Path(f"/proc/{pid}/status")
-    return not (status.exists() and "State:\tZ" in status.read_text())
-
-
 def _gone_within(pid: int, seconds: float = 5.0) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if not _alive(pid):
+        if not running(pid):
             return True
         time.sleep(0.02)
     return False

@@ -32,18 +32,6 @@ TIMEOUTS = {"startup": 30, "call": 30, "ping_interval": 0.3, "ping_timeout": 2}
 RESTART = {"initial_delay": 2, "max_delay": 4}
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie is dead too (its parent has not reaped it yet)
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
 def wait_for(check: Callable[[], bool], what: str, deadline: float = DEADLINE) -> None:
     end = time.monotonic() + deadline
     while not check():

@@ -19,8 +19,9 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from tests.api.support import COMPOZY, running_daemon
 from tests.api.support import Home as DaemonHome
+from tests.leftovers import running
 from tests.proxy.support import INITIALIZE, INITIALIZED, Home, make_home, spawned
-from tests.upstream.real import REPO, alive, define, wait_for
+from tests.upstream.real import REPO, define, wait_for
 
 from compozy_mcp.upstream.supervisor import SETTLE_SECONDS
 
@@ -42,7 +43,7 @@ def home(tmp_path: Path) -> Iterator[Home]:
     yield make_home(tmp_path)
     while _SEEN:
         pid = _SEEN.pop()
-        if alive(pid):
+        if running(pid):
             os.kill(pid, signal.SIGKILL)
 
 
@@ -87,11 +88,11 @@ async def test_a_client_closing_ends_the_proxy_and_its_stuck_server_within_its_g
         async with Client(stdio_client(params, errlog=errlog), mode="legacy", cache=None):
             # the proxy answered initialize while its server is still starting
             pid = await anyio.to_thread.run_sync(started_pid, pidfile)
-            assert alive(pid)
+            assert running(pid)
             closing = time.monotonic()
     took = time.monotonic() - closing
     print(f"the proxy and its stuck server were gone {took:.2f} s after the client closed")
-    assert not alive(pid), "the stuck server outlived the proxy"
+    assert not running(pid), "the stuck server outlived the proxy"
     said = log.read_text()
     assert "SIGTERM" not in said, said  # it ended by itself, within the client's grace
     assert "Traceback" not in said, said
@@ -116,7 +117,7 @@ async def test_sigterm_stops_the_proxy_and_its_stuck_server(home: Home) -> None:
         proxy.send_signal(signal.SIGTERM)
         assert proxy.wait(DEADLINE) == 0
         print(f"SIGTERM: the proxy exited after {time.monotonic() - stopping:.2f} s")
-        assert not alive(pid)
+        assert not running(pid)
         assert proxy.stderr is not None
         assert "Traceback" not in proxy.stderr.read()
     finally:
@@ -149,7 +150,7 @@ async def test_sigterm_stops_the_daemon_promptly_with_a_stuck_server(home: Home)
         print(
             f"SIGTERM while starting: the daemon stopped after {time.monotonic() - stopping:.2f} s"
         )
-        assert not alive(pid)
+        assert not running(pid)
         assert daemon.stderr is not None
         assert "Traceback" not in daemon.stderr.read()
     finally:
@@ -169,7 +170,7 @@ async def test_sigterm_stops_the_daemon_promptly_with_a_stuck_server(home: Home)
         stopping = time.monotonic()
         assert serving.stop() == 0
         print(f"SIGTERM once serving: the daemon stopped after {time.monotonic() - stopping:.2f} s")
-        assert not alive(pid)
+        assert not running(pid)
         assert "Traceback" not in serving.stderr
 
 

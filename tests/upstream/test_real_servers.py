@@ -22,12 +22,12 @@ from mcp.client import Client
 from tests.api.support import Home as DaemonHome
 from tests.api.support import compozy_process, running_daemon
 from tests.clirun import run_cli
+from tests.leftovers import running
 from tests.proxy.support import MODES, Home, Mode, make_home, record, tool_error
 from tests.upstream.real import (
     REPO,
     TIMEOUTS,
     DocsServer,
-    alive,
     connection,
     define,
     listing,
@@ -175,7 +175,7 @@ async def test_killing_a_stdio_server_mid_session_reports_it_and_it_recovers(hom
         assert back is not None
         assert (back["state"], back["restarts"]) == ("ready", 1)
     # the proxy is gone, and so are the processes it started
-    wait_for(lambda: not alive(second), "the notes process outlives its proxy")
+    wait_for(lambda: not running(second), "the notes process outlives its proxy")
     assert connection(home, "notes") is None
 
 
@@ -191,9 +191,9 @@ async def test_a_hung_stdio_server_is_found_by_ping_and_replaced(home: Home) -> 
             record(await client.call_tool("compozy__tool_info", {"tool_id": "compozy__tool_info"}))
             second = await until_async(lambda: pid_of(client))
             assert second != first
-            wait_for(lambda: not alive(first), "the hung process is still there")
+            wait_for(lambda: not running(first), "the hung process is still there")
         finally:
-            if alive(first):
+            if running(first):
                 os.kill(first, signal.SIGKILL)
 
 
